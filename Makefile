@@ -1,0 +1,74 @@
+# The artifact's user-facing commands. `make help` lists them.
+# PROFILE selects configs/profiles/<name>.yaml (quick, full, ci).
+PROFILE ?= quick
+CORES ?= 2
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+VENV := .venv
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) --rerun-incomplete
+
+.PHONY: help setup check-config reproduce figures paper claims verify checksums test test-unit test-e2e lint clean
+
+help:
+	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
+	@echo "make test        install what is missing and run every test (unit, then end to end)"
+	@echo "make verify      rebuild what is missing and compare deterministic outputs with checksums/$(PROFILE).sha256"
+	@echo "make figures | paper | claims   build only those"
+	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
+	@echo "make lint        snakemake --lint and actionlint"
+	@echo "make clean       remove generated outputs (keeps results/reference and the Python environment)"
+	@echo "Options: PROFILE=quick|full|ci  CORES=N"
+
+# Debian packages, uv and the locked Python environment; a no-op when all is there.
+setup:
+	@workflow/setup.sh
+
+check-config: setup
+	@python -m ssdartifact check-config --profile $(PROFILE)
+
+reproduce: check-config
+	@$(SNAKEMAKE)
+	@echo
+	@echo "Done (profile $(PROFILE)):"
+	@echo "  document:      paper/build/artifact.pdf"
+	@echo "  figures:       figures/generated/"
+	@echo "  claims report: results/claims/report.html (also report.md)"
+	@grep -m1 -E '^[0-9]+ passed' results/claims/report.md | sed 's/^/  claims:        /'
+
+figures: check-config
+	@$(SNAKEMAKE) figures_and_tables
+
+paper: check-config
+	@$(SNAKEMAKE) paper/build/artifact.pdf
+
+claims: check-config
+	@$(SNAKEMAKE) results/claims/report.md
+
+DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
+
+verify: check-config
+	@$(SNAKEMAKE) --quiet rules -- $(DETERMINISTIC_LIST)
+	@python -m ssdartifact checksums verify checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+
+checksums: check-config
+	@$(SNAKEMAKE) --quiet rules -- $(DETERMINISTIC_LIST)
+	@python -m ssdartifact checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+
+test: test-unit test-e2e
+
+test-unit: setup
+	@python -m pytest -m "not e2e"
+
+# Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs.
+test-e2e: setup
+	@python -m pytest -m e2e
+
+lint: setup
+	@snakemake --lint --config profile=$(PROFILE)
+	@actionlint
+
+clean:
+	rm -rf results/pio_model results/claims results/logs results/benchmarks results/checksums \
+	  figures/generated paper/generated paper/build .snakemake

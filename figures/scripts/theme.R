@@ -1,0 +1,70 @@
+# The one theme, palette and output helper shared by every figure script.
+# Each figure script is run as: Rscript figures/scripts/fig_X_Y.R <input.csv>... <output.pdf>
+suppressPackageStartupMessages(library(ggplot2))
+
+theme_thesis <- function(base_size = 9) {
+  theme_bw(base_size = base_size) +
+    theme(
+      legend.position = "bottom",
+      legend.key.height = unit(0.8, "lines"),
+      strip.background = element_rect(fill = "grey92", colour = NA),
+      strip.text = element_text(face = "bold"),
+      panel.grid.minor = element_blank(),
+      plot.margin = margin(4, 6, 4, 4)
+    )
+}
+
+# One colour per asymmetry value, the same in every chapter.
+alpha_colours <- c("1" = "#1b9e77", "2" = "#7570b3", "3" = "#66a61e", "4" = "#d95f02",
+                   "8" = "#e7298a", "16" = "#a6761d")
+
+# One colour per bufferpool policy, the same in every chapter (ACE variants are shades of their base).
+policy_colours <- c(clock = "#4575b4", lru = "#1a9850", cflru = "#fdae61", lru_wsr = "#d73027")
+
+scale_colour_alpha <- function(values) {
+  present <- as.character(sort(unique(values)))
+  missing <- setdiff(present, names(alpha_colours))
+  if (length(missing) > 0) stop("no colour declared for alpha = ", paste(missing, collapse = ", "),
+                                " in figures/scripts/theme.R (alpha_colours)")
+  scale_colour_manual(
+    name = NULL, values = alpha_colours[present], breaks = present,
+    labels = parse(text = paste0("alpha == ", present))
+  )
+}
+
+# Command-line arguments: all but the last are inputs, the last is the output.
+figure_args <- function(n_inputs) {
+  args <- commandArgs(trailingOnly = TRUE)
+  if (length(args) != n_inputs + 1) {
+    stop(sprintf("usage: Rscript <script> %s <output.pdf>",
+                 paste(rep("<input.csv>", n_inputs), collapse = " ")))
+  }
+  list(inputs = args[seq_len(n_inputs)], output = args[[n_inputs + 1]])
+}
+
+read_tidy <- function(path) {
+  read.csv(path, stringsAsFactors = FALSE, na.strings = "NA")
+}
+
+# Write a PDF whose bytes depend only on the plot: R stamps the current time into
+# /CreationDate and /ModDate, so both are replaced by SOURCE_DATE_EPOCH (default 0)
+# with a string of the same length (the xref offsets stay valid). Written to a
+# temporary file and renamed, so a failed run leaves no half-written figure.
+save_figure <- function(plot, path, width, height, title) {
+  dir.create(dirname(path), recursive = TRUE, showWarnings = FALSE)
+  tmp <- tempfile(tmpdir = dirname(path), fileext = ".pdf")
+  ggsave(tmp, plot, width = width, height = height, units = "in",
+         device = function(filename, ...) grDevices::pdf(file = filename, ..., title = title, useDingbats = FALSE))
+  epoch <- as.numeric(Sys.getenv("SOURCE_DATE_EPOCH", "0"))
+  stamp <- format(as.POSIXct(epoch, origin = "1970-01-01", tz = "UTC"), "D:%Y%m%d%H%M%S", tz = "UTC")
+  bytes <- readBin(tmp, "raw", file.info(tmp)$size)
+  for (key in c("/CreationDate", "/ModDate")) {
+    hit <- grepRaw(paste0(key, " \\(D:[0-9]{14}\\)"), bytes)
+    if (length(hit) == 0) stop("could not find ", key, " in the PDF written by R")
+    replacement <- charToRaw(paste0(key, " (", stamp, ")"))
+    bytes[hit:(hit + length(replacement) - 1)] <- replacement
+  }
+  writeBin(bytes, tmp)
+  if (!file.rename(tmp, path)) stop("could not move the figure into place: ", path)
+  invisible(path)
+}

@@ -1,0 +1,87 @@
+"""The claims checker passes true claims and fails false ones, for every check kind."""
+
+import pandas as pd
+import pytest
+
+from ssdartifact import claims
+
+
+@pytest.fixture
+def curve():
+    # speedup grows with k and with alpha, like S_PIO
+    rows = [{"alpha": a, "k": k, "speedup": 1 + (k - 1) * a / (a + k)} for a in (1, 2, 4) for k in (1, 2, 4, 8)]
+    return pd.DataFrame(rows)
+
+
+def test_value_within_tolerance(curve):
+    check = {"where": "alpha == 4 and k == 8", "column": "speedup", "expected": 1 + 7 * 4 / 12, "tolerance": 1e-9}
+    assert claims.check_value(curve, check).status == claims.PASS
+    assert claims.check_value(curve, {**check, "expected": 3.0, "tolerance": 0.1}).status == claims.FAIL
+
+
+def test_value_needs_exactly_one_row(curve):
+    with pytest.raises(ValueError, match="exactly one row, selected 4"):
+        claims.check_value(curve, {"where": "alpha == 4", "column": "speedup", "expected": 1, "tolerance": 1})
+
+
+def test_monotone(curve):
+    assert claims.check_monotone(curve, {"x": "k", "y": "speedup", "group_by": ["alpha"], "strict": True}).status == claims.PASS
+    outcome = claims.check_monotone(curve, {"x": "k", "y": "speedup", "group_by": ["alpha"], "direction": "decreasing"})
+    assert outcome.status == claims.FAIL and "0 of 3 groups" in outcome.measured
+
+
+def test_monotone_strict_fails_on_a_plateau(curve):
+    # at k = 1 every alpha gives speedup 1: non-strictly but not strictly increasing in alpha
+    check = {"where": "k == 1", "x": "alpha", "y": "speedup", "group_by": ["k"]}
+    assert claims.check_monotone(curve, check).status == claims.PASS
+    assert claims.check_monotone(curve, {**check, "strict": True}).status == claims.FAIL
+
+
+def test_all_rows(curve):
+    assert claims.check_all_rows(curve, {"expression": "speedup <= k"}).status == claims.PASS
+    outcome = claims.check_all_rows(curve, {"expression": "speedup < 2"})
+    assert outcome.status == claims.FAIL and "fails on" in outcome.detail
+
+
+def test_compare(curve):
+    frames = {"a.csv": curve}
+    check = {"left": {"data": "a.csv", "where": "alpha == 4", "column": "speedup"},
+             "right": {"data": "a.csv", "where": "alpha == 1", "column": "speedup"}}
+    assert claims.check_compare(frames, check).status == claims.PASS
+    assert claims.check_compare(frames, {**check, "min_ratio": 3}).status == claims.FAIL
+
+
+def test_influence():
+    grid = pd.DataFrame([{"g": g, "a": a, "b": b, "y": a ** g * b ** 0.1}
+                         for g in (1, 2) for a in (1, 2, 4) for b in (1, 2, 4)])
+    dominates = {"y": "y", "axis": "a", "other_axis": "b", "group_by": "g", "assert": "dominates"}
+    assert claims.check_influence(grid, dominates).status == claims.PASS
+    assert claims.check_influence(grid, {**dominates, "axis": "b", "other_axis": "a"}).status == claims.FAIL
+    growing = {**dominates, "assert": "increasing"}
+    assert claims.check_influence(grid, growing).status == claims.PASS
+    assert claims.check_influence(grid, {**growing, "axis": "b", "other_axis": "a"}).status == claims.FAIL
+
+
+def test_missing_data_is_not_run_never_pass(tmp_path):
+    claim = {"id": "x", "chapter": 4, "item": "Figure 4.8", "quote": "q", "thesis_line": 1,
+             "data": "results/ace/none.csv", "check": {"kind": "all_rows", "expression": "a > 0"}}
+    outcome = claims.evaluate(claim, tmp_path)
+    assert outcome.status == claims.NOT_RUN and "results/ace/none.csv" in outcome.detail
+
+
+def test_broken_check_fails_with_reason(tmp_path, curve):
+    (tmp_path / "results").mkdir()
+    curve.to_csv(tmp_path / "results/c.csv", index=False)
+    claim = {"id": "x", "chapter": 3, "item": "F", "quote": "q", "thesis_line": 1, "data": "results/c.csv",
+             "check": {"kind": "all_rows", "expression": "no_such_column > 0"}}
+    outcome = claims.evaluate(claim, tmp_path)
+    assert outcome.status == claims.FAIL and "could not be evaluated" in outcome.detail
+
+
+def test_report_files(tmp_path):
+    rows = [{"id": "a", "chapter": 3, "item": "Figure 3.2", "thesis_line": 636, "status": "pass",
+             "measured": "4.5", "detail": "expected 4.5 ± 0.005", "quote": "the speedup | is 4.5×"}]
+    claims.write_report(rows, tmp_path / "c.csv", tmp_path / "r.md", tmp_path / "r.html")
+    markdown = (tmp_path / "r.md").read_text()
+    assert "1 passed, 0 failed, 0 not run" in markdown and "\\|" in markdown
+    assert "<td style='color:#1a7f37;font-weight:bold'>PASS</td>" in (tmp_path / "r.html").read_text()

@@ -1,0 +1,105 @@
+"""Every config is validated before anything runs; a bad value is reported with
+the file, the key and what is allowed."""
+
+import re
+
+import pytest
+import yaml
+
+from ssdartifact import config
+from ssdartifact.__main__ import main
+
+
+def test_shipped_configs_are_valid():
+    for profile in ("quick", "full", "ci"):
+        config.check_all(profile)
+
+
+def test_every_yaml_file_has_a_schema(configs):
+    (configs / "experiments" / "stray.yaml").write_text("a: 1\n")
+    with pytest.raises(config.ConfigError, match=r"configs/experiments/stray.yaml: no schema validates this file"):
+        config.check_all("quick")
+
+
+def _edit(path, change):
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def _error(profile="quick"):
+    with pytest.raises(config.ConfigError) as caught:
+        config.check_all(profile)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(("relative", "change", "expected"), [
+    ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
+     r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
+    ("profiles/quick.yaml", lambda d: d.update(colour="red"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: description, devices, name, runtime"),
+    ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
+     r"devices.yaml: key devices\[0\].kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
+    ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
+                                                     "alpha": 0.5, "k_r": 4, "k_w": 2}),
+     r"devices.yaml: key devices\[1\].alpha: 0.5 is out of range; it must be >= 1"),
+    ("devices.yaml", lambda d: d["devices"].append({"name": "nvme", "kind": "block", "path": "/dev/nvme1n1"}),
+     r"devices.yaml: key devices\[1\]: missing required key\(s\): destructive"),
+    ("experiments/pio_model.yaml", lambda d: d["fig_3_2"].update(alphas=[0.5, 2]),
+     r"pio_model.yaml: key fig_3_2.alphas\[0\]: 0.5 is out of range; it must be >= 1"),
+    ("experiments/pio_model.yaml", lambda d: d["fig_3_4"].update(k_r="many"),
+     r"pio_model.yaml: key fig_3_4.k_r: 'many' has the wrong type; expected array"),
+    ("claims.yaml", lambda d: d["claims"][0]["check"].update(kind="vibes"),
+     r"claims.yaml: key claims\[0\].check.kind: 'vibes' is not allowed; allowed values: 'value', 'monotone'"),
+    ("inventory.yaml", lambda d: d["figures"][0].update({"class": "photo"}),
+     r"inventory.yaml: key figures\[0\].class: 'photo' is not allowed"),
+    ("inventory.yaml", lambda d: d["figures"].pop(),
+     r"inventory.yaml: key figures: .* is too short"),
+])
+def test_bad_value_names_file_key_and_allowed(configs, relative, change, expected):
+    _edit(configs / relative, change)
+    assert re.search(expected, _error()), _error()
+
+
+def test_profile_must_name_declared_devices(configs):
+    _edit(configs / "profiles/quick.yaml", lambda d: d.update(devices=["optane"]))
+    assert "key devices: 'optane' is not declared in configs/devices.yaml; declared: local-disk" in _error()
+
+
+def test_profile_name_must_match_file(configs):
+    _edit(configs / "profiles/ci.yaml", lambda d: d.update(name="quick"))
+    assert "profiles/ci.yaml: key name: 'quick' must equal the file name 'ci'" in _error("ci")
+
+
+def test_unknown_profile_lists_the_known_ones(configs):
+    assert "profile 'fast' does not exist; choose one of: ci, full, quick" in _error("fast")
+
+
+def test_yaml_syntax_error_gives_the_line(configs):
+    (configs / "devices.yaml").write_text("devices:\n  - name: x\n    kind: [file\n")
+    assert re.search(r"devices.yaml \(line \d+, column \d+\): not valid YAML", _error())
+
+
+def test_reproduced_script_must_exist(configs):
+    def change(d):
+        d["figures"][0]["reproduced"] = {"script": "figures/scripts/fig_1_1.R", "inputs": ["results/x.csv"]}
+    _edit(configs / "inventory.yaml", change)
+    assert "figures[0].reproduced.script: figures/scripts/fig_1_1.R does not exist" in _error()
+
+
+def test_duplicate_claim_ids_are_refused(configs):
+    _edit(configs / "claims.yaml", lambda d: d["claims"].append(d["claims"][0]))
+    assert f"claim id {yaml.safe_load((configs / 'claims.yaml').read_text())['claims'][0]['id']!r} appears more than once" in _error()
+
+
+def test_all_problems_are_reported_at_once(configs):
+    _edit(configs / "profiles/quick.yaml", lambda d: d.update(runtime="x"))
+    _edit(configs / "devices.yaml", lambda d: d["devices"][0].update(max_bytes=1))
+    message = _error()
+    assert "profiles/quick.yaml" in message and "devices.yaml: key devices[0].max_bytes" in message
+
+
+def test_check_config_command_exits_nonzero_with_the_message(configs, capsys):
+    _edit(configs / "profiles/quick.yaml", lambda d: d.update(runtime="x"))
+    assert main(["check-config", "--profile", "quick"]) == 2
+    assert "Configuration error(s); nothing was run" in capsys.readouterr().err

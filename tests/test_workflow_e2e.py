@@ -1,0 +1,92 @@
+"""End to end, as a new user would: the README's commands in a fresh copy of the
+repository (slow: run by `make test-e2e`, which `make test` and CI include)."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ssdartifact import REPO_ROOT
+
+pytestmark = pytest.mark.e2e
+PROFILE = "PROFILE=ci"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A copy of every tracked (or new, not ignored) file: no outputs, no environment."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO_ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    root = tmp_path_factory.mktemp("fresh") / "artifact"
+    for relative in filter(None, listed):
+        source = REPO_ROOT / relative
+        if source.is_file():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / relative)
+    return root
+
+
+def make(clone, *targets):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    result = subprocess.run(["make", *targets, PROFILE], cwd=clone, env=env, capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_reproduce_from_a_clean_tree(clone):
+    code, out = make(clone, "reproduce")
+    assert code == 0, out[-3000:]
+    assert "document:      paper/build/artifact.pdf" in out
+    assert "claims:        23 passed, 0 failed, 0 not run" in out
+    text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "5 of 56 figures" in text and "1 of 14 tables" in text
+    for sidecar in ("results/pio_model/fig_3_2.csv.json", "figures/generated/fig_3_2.pdf.json"):
+        assert (clone / sidecar).exists()
+    assert (clone / "results/benchmarks/draw_figure/fig_3_2.tsv").exists()
+
+
+def test_a_second_run_redoes_nothing(clone):
+    code, out = make(clone, "reproduce")
+    assert code == 0 and "Nothing to be done" in out, out[-2000:]
+
+
+def test_outputs_match_the_committed_manifest(clone):
+    code, out = make(clone, "verify")
+    assert code == 0 and "verify: OK" in out, out[-3000:]
+
+
+def test_a_rebuild_is_byte_identical(clone):
+    assert make(clone, "clean")[0] == 0
+    assert not (clone / "paper/build/artifact.pdf").exists()
+    code, out = make(clone, "verify")  # rebuilds everything, then compares
+    assert code == 0 and "verify: OK" in out, out[-3000:]
+
+
+def test_verify_names_an_altered_file(clone):
+    figure = clone / "figures/generated/fig_3_1.pdf"
+    original = figure.read_bytes()
+    figure.write_bytes(original + b"\n")
+    try:
+        code, out = make(clone, "verify")
+        assert code != 0
+        assert "changed: figures/generated/fig_3_1.pdf" in out
+    finally:
+        figure.write_bytes(original)
+
+
+def test_a_bad_config_stops_before_anything_runs(clone):
+    grid = clone / "configs/experiments/pio_model.yaml"
+    original = grid.read_text()
+    grid.write_text(original.replace("alpha: 4\n", "alpha: 0.5\n"))
+    shutil.rmtree(clone / "results/pio_model")
+    try:
+        code, out = make(clone, "reproduce")
+        assert code != 0
+        assert "configs/experiments/pio_model.yaml: key fig_3_4.alpha: 0.5 is out of range; it must be >= 1" in out
+        assert not (clone / "results/pio_model").exists(), "nothing may run on a bad config"
+        direct = subprocess.run([str(clone / ".venv/bin/snakemake"), "-n", "--cores", "1"], cwd=clone,
+                                capture_output=True, text=True)
+        assert direct.returncode != 0 and "key fig_3_4.alpha" in direct.stdout + direct.stderr
+    finally:
+        grid.write_text(original)

@@ -1,0 +1,18 @@
+# Checksums of the deterministic outputs: analytic model CSVs, figures and tables
+# drawn from them, the claims report over them, and the document. `make verify`
+# and `make checksums` build this list (and so every output on it) first.
+
+DETERMINISTIC_OUTPUTS = sorted(
+    PIO_MODEL_RESULTS + list(REPRODUCED) + CLAIMS_REPORT + DOCUMENT_SOURCES + [DOCUMENT_PDF]
+)
+
+
+rule list_deterministic_outputs:
+    """Build every deterministic output and list them, one path a line."""
+    input:
+        DETERMINISTIC_OUTPUTS,
+    output:
+        f"results/checksums/{PROFILE}.files",
+    run:
+        with open(output[0], "w") as listing:
+            listing.writelines(f"{path}\n" for path in input)

@@ -1,0 +1,42 @@
+# The document: one chapter per thesis chapter, every figure and table, coverage and claims.
+
+DOCUMENT_SOURCES = [
+    "paper/generated/coverage_lines.tex",
+    "paper/generated/coverage_table.tex",
+    "paper/generated/claims.tex",
+] + [f"paper/generated/chapter_{c['number']}.tex" for c in INVENTORY["chapters"]]
+DOCUMENT_PDF = "paper/build/artifact.pdf"
+
+
+rule write_document_sources:
+    """Generate the document's LaTeX from the inventory, the reproduced items and the claims."""
+    input:
+        inventory="configs/inventory.yaml",
+        claims=CLAIMS_REPORT[0],
+        reproduced=list(REPRODUCED),
+        scripts=sorted({item["reproduced"]["script"] for item in REPRODUCED.values()}),
+    output:
+        DOCUMENT_SOURCES,
+    log:
+        "results/logs/write_document_sources.log",
+    benchmark:
+        "results/benchmarks/write_document_sources.tsv"
+    shell:
+        "{PY} -m ssdartifact document --out-dir paper/generated --claims {input.claims} 2> {log}"
+
+
+rule build_document:
+    """Typeset the document with latexmk (reproducible bytes: fixed date, no trailer ID)."""
+    input:
+        main="paper/artifact.tex",
+        sources=DOCUMENT_SOURCES,
+        reproduced=list(REPRODUCED),
+    output:
+        pdf=DOCUMENT_PDF,
+    log:
+        "results/logs/build_document.log",
+    benchmark:
+        "results/benchmarks/build_document.tsv"
+    shell:
+        "latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=paper/build {input.main} "
+        "> {log} 2>&1 || (tail -n 30 {log} >&2; exit 1)"

@@ -1,0 +1,58 @@
+# Figures and tables: one script per thesis item, declared in configs/inventory.yaml
+# (key `reproduced`), reading CSVs only.
+from ssdartifact.paper import output_of, reproduced_items
+
+REPRODUCED = {output_of(item): item for item in reproduced_items(INVENTORY)}
+FIGURE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".pdf"))
+TABLE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".tex"))
+
+
+def reproduction_of(path):
+    return REPRODUCED[path]["reproduced"]
+
+
+rule draw_figure:
+    """Draw one thesis figure with its R/ggplot2 script."""
+    input:
+        script=lambda w: reproduction_of(f"figures/generated/{w.name}.pdf")["script"],
+        theme="figures/scripts/theme.R",
+        data=lambda w: reproduction_of(f"figures/generated/{w.name}.pdf")["inputs"],
+    output:
+        pdf="figures/generated/{name}.pdf",
+        sidecar="figures/generated/{name}.pdf.json",
+    wildcard_constraints:
+        name=r"fig_\d+_\d+[a-z]?",
+    log:
+        "results/logs/draw_figure/{name}.log",
+    benchmark:
+        "results/benchmarks/draw_figure/{name}.tsv"
+    shell:
+        "Rscript {input.script} {input.data} {output.pdf} 2> {log} && "
+        "{PY} -m ssdartifact sidecar {output.pdf} --produced-by {input.script} "
+        "--inputs {input.script} {input.theme} {input.data}"
+
+
+rule typeset_table:
+    """Typeset one thesis table as LaTeX with its script."""
+    input:
+        script=lambda w: reproduction_of(f"paper/generated/{w.name}.tex")["script"],
+        data=lambda w: reproduction_of(f"paper/generated/{w.name}.tex")["inputs"],
+    output:
+        tex="paper/generated/{name}.tex",
+        sidecar="paper/generated/{name}.tex.json",
+    wildcard_constraints:
+        name=r"table_\d+_\d+",
+    log:
+        "results/logs/typeset_table/{name}.log",
+    benchmark:
+        "results/benchmarks/typeset_table/{name}.tsv"
+    shell:
+        "{PY} {input.script} {input.data} {output.tex} 2> {log} && "
+        "{PY} -m ssdartifact sidecar {output.tex} --produced-by {input.script} "
+        "--inputs {input.script} {input.data}"
+
+
+rule figures_and_tables:
+    """Every figure and table this artifact regenerates (`make figures`)."""
+    input:
+        FIGURE_OUTPUTS + TABLE_OUTPUTS,

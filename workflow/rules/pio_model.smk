@@ -1,0 +1,22 @@
+# Thesis Chapter 3 (and Figure 2.1B, Section 2.4): the PIO model's analytical curves.
+
+PIO_MODEL_CURVES = ["fig_2_1b", "fig_3_1", "fig_3_2", "fig_3_3", "fig_3_4", "expected_idle_channels"]
+PIO_MODEL_RESULTS = expand("results/pio_model/{curve}.csv", curve=PIO_MODEL_CURVES)
+
+
+rule pio_model_curve:
+    """Compute one PIO-model curve over its grid in configs/experiments/pio_model.yaml."""
+    input:
+        grid="configs/experiments/pio_model.yaml",
+        code=["systems/pio/pio/model.py", "systems/pio/pio/curves.py"],
+    output:
+        csv="results/pio_model/{curve}.csv",
+        sidecar="results/pio_model/{curve}.csv.json",
+    wildcard_constraints:
+        curve="|".join(PIO_MODEL_CURVES),
+    log:
+        "results/logs/pio_model_curve/{curve}.log",
+    benchmark:
+        "results/benchmarks/pio_model_curve/{curve}.tsv"
+    shell:
+        "{PY} -m pio.curves {wildcards.curve} {output.csv} 2> {log}"

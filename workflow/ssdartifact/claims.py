@@ -1,0 +1,211 @@
+"""Claims as code: each thesis claim in configs/claims.yaml is a check over tidy CSVs.
+
+Check kinds (all evaluated inside one CSV, never across machines):
+  value      one selected row's column is within a tolerance of the thesis's number
+  monotone   y is monotone in x within every group
+  all_rows   a boolean expression holds on every selected row
+  compare    an aggregate of one selection is above/below an aggregate of another
+  influence  how much y changes along one axis (max/min, geometric mean over the
+             other axis) compared with another axis, or trending over a group variable
+A claim whose data file does not exist (its experiment is not in the profile)
+is reported as 'not run', never as passed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import REPO_ROOT
+from .files import atomic_write_text
+from .tidy import write_csv
+
+PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
+
+
+@dataclass
+class Outcome:
+    status: str
+    measured: str
+    detail: str
+
+
+def _select(frame: pd.DataFrame, where: str | None) -> pd.DataFrame:
+    return frame.query(where) if where else frame
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _aggregate(frame: pd.DataFrame, column: str, how: str) -> float:
+    if frame.empty:
+        raise ValueError("the selection is empty")
+    return float(getattr(frame[column], how)())
+
+
+def check_value(frame: pd.DataFrame, check: dict) -> Outcome:
+    rows = _select(frame, check.get("where"))
+    if len(rows) != 1:
+        raise ValueError(f"'where' must select exactly one row, selected {len(rows)}")
+    measured = float(rows[check["column"]].iloc[0])
+    expected, tolerance = check["expected"], check["tolerance"]
+    ok = abs(measured - expected) <= tolerance
+    return Outcome(PASS if ok else FAIL, _fmt(measured), f"expected {expected} ± {tolerance}")
+
+
+def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
+    rows = _select(frame, check.get("where"))
+    x, y, groups = check["x"], check["y"], check.get("group_by", [])
+    increasing = check.get("direction", "increasing") == "increasing"
+    strict = check.get("strict", False)
+    if rows.empty:
+        raise ValueError("the selection is empty")
+    failures, count = [], 0
+    grouped = rows.groupby(groups, sort=True) if groups else [((), rows)]
+    for key, group in grouped:
+        count += 1
+        values = group.sort_values(x)[y].tolist()
+        steps = [b - a if increasing else a - b for a, b in zip(values, values[1:])]
+        if any(step < 0 or (strict and step == 0) for step in steps):
+            failures.append(f"{dict(zip(groups, key if isinstance(key, tuple) else (key,)))}")
+    word = ("strictly " if strict else "") + ("increasing" if increasing else "decreasing")
+    measured = f"{count - len(failures)} of {count} groups {word} in {x}"
+    detail = "not monotone in: " + "; ".join(failures[:5]) if failures else f"{y} {word} in {x}"
+    return Outcome(FAIL if failures else PASS, measured, detail)
+
+
+def check_all_rows(frame: pd.DataFrame, check: dict) -> Outcome:
+    rows = _select(frame, check.get("where"))
+    if rows.empty:
+        raise ValueError("the selection is empty")
+    holds = rows.eval(check["expression"])
+    bad = int((~holds).sum())
+    return Outcome(FAIL if bad else PASS, f"{len(rows) - bad} of {len(rows)} rows",
+                   f"{check['expression']}" + (f" fails on {bad} rows" if bad else ""))
+
+
+def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
+    def side(spec: dict) -> float:
+        return _aggregate(_select(frames[spec["data"]], spec.get("where")), spec["column"],
+                          spec.get("aggregate", "mean"))
+    left, right = side(check["left"]), side(check["right"])
+    ratio = left / right if right else math.inf
+    minimum = check.get("min_ratio", 1.0)
+    ok = ratio > minimum if check.get("strict", True) else ratio >= minimum
+    return Outcome(PASS if ok else FAIL, f"{_fmt(left)} vs {_fmt(right)} (ratio {_fmt(ratio)})",
+                   f"left / right must be {'>' if check.get('strict', True) else '>='} {minimum}")
+
+
+def _influence(group: pd.DataFrame, y: str, axis: str, other: str) -> float:
+    """Geometric mean over the levels of `other` of max(y)/min(y) along `axis`."""
+    spans = [sub[y].max() / sub[y].min() for _, sub in group.groupby(other)]
+    return math.exp(sum(math.log(s) for s in spans) / len(spans))
+
+
+def check_influence(frame: pd.DataFrame, check: dict) -> Outcome:
+    rows = _select(frame, check.get("where"))
+    if rows.empty:
+        raise ValueError("the selection is empty")
+    y, axis, other, group_by = check["y"], check["axis"], check["other_axis"], check["group_by"]
+    results = []
+    for key, group in rows.groupby(group_by, sort=True):
+        results.append((key, _influence(group, y, axis, other), _influence(group, y, other, axis)))
+    measured = "; ".join(f"{group_by}={k}: {axis} {_fmt(a)}x, {other} {_fmt(o)}x" for k, a, o in results)
+    if check["assert"] == "dominates":
+        failing = [k for k, a, o in results if not a > o]
+        detail = f"the influence of {axis} must exceed that of {other} in every {group_by}"
+    elif check["assert"] == "increasing":
+        values = [a for _, a, _ in results]
+        failing = [results[i + 1][0] for i in range(len(values) - 1) if not values[i + 1] > values[i]]
+        detail = f"the influence of {axis} must grow with {group_by}"
+    else:
+        raise ValueError(f"unknown influence assertion {check['assert']!r}")
+    return Outcome(FAIL if failing else PASS, measured, detail)
+
+
+def evaluate(claim: dict, root: Path = REPO_ROOT) -> Outcome:
+    check = claim["check"]
+    files = {check[s]["data"] for s in ("left", "right")} if check["kind"] == "compare" else {claim["data"]}
+    missing = sorted(f for f in files if not (root / f).exists())
+    if missing:
+        return Outcome(NOT_RUN, "", f"no data: {', '.join(missing)} (its experiment is not in this profile)")
+    frames = {f: pd.read_csv(root / f) for f in files}
+    try:
+        if check["kind"] == "compare":
+            return check_compare(frames, check)
+        frame = frames[claim["data"]]
+        return {"value": check_value, "monotone": check_monotone, "all_rows": check_all_rows,
+                "influence": check_influence}[check["kind"]](frame, check)
+    except (KeyError, ValueError, pd.errors.UndefinedVariableError, SyntaxError) as error:
+        return Outcome(FAIL, "", f"the check could not be evaluated: {error}")
+
+
+REPORT_COLUMNS = {
+    "id": "claim identifier",
+    "chapter": "thesis chapter",
+    "item": "figure, table or section the claim is about",
+    "thesis_line": "line of the thesis text (seed 000) the quote comes from",
+    "status": "pass, fail or not run",
+    "measured": "what the check measured",
+    "detail": "what the check requires",
+    "quote": "the thesis's words",
+}
+
+
+def evaluate_all(claims: list[dict], root: Path = REPO_ROOT) -> list[dict]:
+    rows = []
+    for claim in claims:
+        outcome = evaluate(claim, root)
+        rows.append({"id": claim["id"], "chapter": claim["chapter"], "item": claim["item"],
+                     "thesis_line": claim["thesis_line"], "status": outcome.status,
+                     "measured": outcome.measured, "detail": outcome.detail, "quote": claim["quote"]})
+    return rows
+
+
+def summary(rows: list[dict]) -> str:
+    counts = {s: sum(r["status"] == s for r in rows) for s in (PASS, FAIL, NOT_RUN)}
+    return f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[NOT_RUN]} not run (of {len(rows)} claims)"
+
+
+def _markdown(rows: list[dict]) -> str:
+    lines = ["# Claims report", "", summary(rows), "",
+             "Each claim of the thesis is checked on this run's CSVs (configs/claims.yaml).", ""]
+    for chapter in sorted({r["chapter"] for r in rows}):
+        lines += [f"## Chapter {chapter}", "", "| claim | item | status | measured | requirement | thesis |",
+                  "|---|---|---|---|---|---|"]
+        for r in (r for r in rows if r["chapter"] == chapter):
+            cells = [r["id"], r["item"], r["status"].upper(), r["measured"], r["detail"],
+                     f"T{r['thesis_line']}: “{r['quote']}”"]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _html(rows: list[dict]) -> str:
+    colour = {PASS: "#1a7f37", FAIL: "#cf222e", NOT_RUN: "#6e7781"}
+    body = [f"<h1>Claims report</h1><p>{html.escape(summary(rows))}</p>"]
+    for chapter in sorted({r["chapter"] for r in rows}):
+        body.append(f"<h2>Chapter {chapter}</h2><table><tr><th>claim</th><th>item</th><th>status</th>"
+                    "<th>measured</th><th>requirement</th><th>thesis</th></tr>")
+        for r in (r for r in rows if r["chapter"] == chapter):
+            body.append(
+                f"<tr><td>{html.escape(r['id'])}</td><td>{html.escape(r['item'])}</td>"
+                f"<td style='color:{colour[r['status']]};font-weight:bold'>{r['status'].upper()}</td>"
+                f"<td>{html.escape(r['measured'])}</td><td>{html.escape(r['detail'])}</td>"
+                f"<td>T{r['thesis_line']}: “{html.escape(r['quote'])}”</td></tr>")
+        body.append("</table>")
+    style = ("body{font-family:sans-serif;max-width:70em;margin:2em auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;font-size:90%}")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Claims report</title>"
+            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(rows: list[dict], csv_path: Path, md_path: Path, html_path: Path) -> None:
+    write_csv(csv_path, REPORT_COLUMNS, rows)
+    atomic_write_text(md_path, _markdown(rows))
+    atomic_write_text(html_path, _html(rows))

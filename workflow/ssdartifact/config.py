@@ -1,0 +1,212 @@
+"""Loading and validating every file in configs/ against its JSON schema.
+
+A bad value stops the run before anything executes, with a message naming the
+file, the key and what is allowed. Every YAML file under configs/ must have a
+schema (SCHEMA_OF), so nothing is read unvalidated.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from . import REPO_ROOT
+
+CONFIG_DIR = REPO_ROOT / "configs"
+SCHEMA_DIR = CONFIG_DIR / "schemas"
+
+# Which schema validates which config file (paths relative to configs/).
+SCHEMA_OF = {
+    "profiles/*.yaml": "profile",
+    "devices.yaml": "devices",
+    "inventory.yaml": "inventory",
+    "claims.yaml": "claims",
+    "experiments/pio_model.yaml": "pio_model",
+}
+
+
+class ConfigError(Exception):
+    """A config file is missing, unreadable or does not match its schema."""
+
+
+def schema_name_for(relative: str) -> str:
+    for pattern, name in SCHEMA_OF.items():
+        if fnmatch.fnmatch(relative, pattern):
+            return name
+    raise ConfigError(
+        f"configs/{relative}: no schema validates this file; add it to SCHEMA_OF in "
+        "workflow/ssdartifact/config.py with a schema in configs/schemas/"
+    )
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{_shown(path)}: file not found") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(f"{_shown(path)}{where}: not valid YAML: {problem}") from None
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def load_schema(name: str) -> dict:
+    return _read_yaml(SCHEMA_DIR / f"{name}.schema.yaml")
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = []
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else (f".{part}" if parts else str(part)))
+    return "".join(parts) or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """One line saying what is wrong and what is allowed."""
+    kind, spec, value = error.validator, error.validator_value, error.instance
+    if kind == "enum":
+        allowed = ", ".join(repr(v) for v in spec)
+        return f"{value!r} is not allowed; allowed values: {allowed}"
+    if kind == "const":
+        return f"{value!r} is not allowed; it must be {spec!r}"
+    if kind == "type":
+        return f"{value!r} has the wrong type; expected {spec if isinstance(spec, str) else ' or '.join(spec)}"
+    if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        relation = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[kind]
+        return f"{value!r} is out of range; it must be {relation} {spec}"
+    if kind == "required":
+        missing = [key for key in spec if key not in value]
+        return f"missing required key(s): {', '.join(missing)}"
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(value) - set(allowed))
+        return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(allowed)}"
+    if kind == "pattern":
+        return f"{value!r} does not match the required form {spec!r}"
+    if kind in ("minItems", "maxItems", "uniqueItems"):
+        return error.message
+    if kind == "oneOf":
+        return f"{value!r} matches none of the allowed forms ({error.message})"
+    return error.message
+
+
+def validate(data: Any, schema_name: str, shown_path: str) -> Any:
+    """Validate data against a named schema; raise ConfigError listing every problem."""
+    schema = load_schema(schema_name)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if errors:
+        lines = []
+        for error in errors:
+            hint = error.schema.get("description") if isinstance(error.schema, dict) else None
+            line = f"{shown_path}: key {_key_path(error)}: {_describe(error)}"
+            lines.append(line + (f" ({hint})" if hint else ""))
+        raise ConfigError("\n".join(lines))
+    return data
+
+
+def load(relative: str) -> Any:
+    """Load and validate configs/<relative>."""
+    path = CONFIG_DIR / relative
+    return validate(_read_yaml(path), schema_name_for(relative), _shown(path))
+
+
+def all_config_files() -> list[str]:
+    return sorted(
+        str(path.relative_to(CONFIG_DIR))
+        for path in CONFIG_DIR.rglob("*.yaml")
+        if SCHEMA_DIR not in path.parents
+    )
+
+
+def load_profile(name: str) -> dict:
+    relative = f"profiles/{name}.yaml"
+    if not (CONFIG_DIR / relative).exists():
+        known = sorted(p.stem for p in (CONFIG_DIR / "profiles").glob("*.yaml"))
+        raise ConfigError(f"profile {name!r} does not exist; choose one of: {', '.join(known)} (configs/profiles/)")
+    return load(relative)
+
+
+def _duplicates(values: list[str]) -> list[str]:
+    seen, repeated = set(), []
+    for value in values:
+        if value in seen and value not in repeated:
+            repeated.append(value)
+        seen.add(value)
+    return repeated
+
+
+def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
+    """What a schema cannot see: names that must match across files, files that must exist."""
+    problems = []
+    devices = [d["name"] for d in loaded.get("devices.yaml", {}).get("devices", [])]
+    for name in _duplicates(devices):
+        problems.append(f"configs/devices.yaml: device name {name!r} is declared more than once")
+    for relative, profile in loaded.items():
+        if not relative.startswith("profiles/"):
+            continue
+        if profile["name"] != Path(relative).stem:
+            problems.append(f"configs/{relative}: key name: {profile['name']!r} must equal the file name "
+                            f"{Path(relative).stem!r}")
+        for device in profile["devices"]:
+            if device not in devices:
+                problems.append(f"configs/{relative}: key devices: {device!r} is not declared in "
+                                f"configs/devices.yaml; declared: {', '.join(devices) or 'none'}")
+    inventory = loaded.get("inventory.yaml")
+    if inventory:
+        for kind in ("figures", "tables"):
+            ids = [item["id"] for item in inventory[kind]]
+            for item_id in _duplicates(ids):
+                problems.append(f"configs/inventory.yaml: {kind} id {item_id!r} appears more than once")
+            for index, item in enumerate(inventory[kind]):
+                where = f"configs/inventory.yaml: key {kind}[{index}]"
+                if int(item["id"].split(".")[0]) != item["chapter"]:
+                    problems.append(f"{where}.chapter: {item['chapter']} does not match id {item['id']!r}")
+                script = item.get("reproduced", {}).get("script")
+                if script and not (REPO_ROOT / script).exists():
+                    problems.append(f"{where}.reproduced.script: {script} does not exist")
+    claims = loaded.get("claims.yaml")
+    if claims:
+        for claim_id in _duplicates([c["id"] for c in claims["claims"]]):
+            problems.append(f"configs/claims.yaml: claim id {claim_id!r} appears more than once")
+    return problems
+
+
+def check_all(profile: str) -> dict[str, Any]:
+    """Validate every config file and the chosen profile; collect all problems at once."""
+    problems, loaded = [], {}
+    for relative in all_config_files():
+        try:
+            loaded[relative] = load(relative)
+        except ConfigError as error:
+            problems.append(str(error))
+    try:
+        load_profile(profile)
+    except ConfigError as error:
+        problems.append(str(error))
+    problems += cross_file_problems(loaded)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return loaded
+
+
+def config_hash(*relatives: str) -> str:
+    """sha256 over the validated content of the given config files (order-independent of formatting)."""
+    canonical = json.dumps({rel: load(rel) for rel in sorted(relatives)}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,43 @@
+"""Turning plain text (captions, quotes, CSV cells) into LaTeX for pdflatex."""
+
+from __future__ import annotations
+
+import re
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+# Characters pdflatex's utf8 input cannot typeset by itself.
+_UNICODE = {
+    "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "δ": r"$\delta$", "λ": r"$\lambda$",
+    "μ": r"$\mu$", "Δ": r"$\Delta$", "×": r"$\times$", "≈": r"$\approx$", "≥": r"$\geq$",
+    "≤": r"$\leq$", "−": r"$-$", "·": r"$\cdot$", "±": r"$\pm$", "→": r"$\rightarrow$",
+    "←": r"$\leftarrow$", "✓": r"\checkmark{}", "✗": r"$\times$", "§": r"\S{}", "∞": r"$\infty$",
+}
+# Non-ASCII characters that T1-encoded Latin Modern typesets as they are.
+_PASSTHROUGH = set("áàâäéèêëíìîïóòôöúùûüçñÁÉÍÓÚÖÜ–—‘’“”…")
+
+
+def escape(text: str) -> str:
+    out = []
+    for char in str(text):
+        if char in _SPECIAL:
+            out.append(_SPECIAL[char])
+        elif char in _UNICODE:
+            out.append(_UNICODE[char])
+        elif ord(char) < 128 or char in _PASSTHROUGH:
+            out.append(char)
+        else:
+            raise ValueError(f"no LaTeX form for the character {char!r} (U+{ord(char):04X}) in {text!r}; "
+                             "add it to _UNICODE in workflow/ssdartifact/latex.py")
+    # Let long identifiers such as file paths break after slashes.
+    return re.sub(r"/", r"/\\allowbreak{}", "".join(out))
+
+
+def tabular(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A booktabs tabular; cells are escaped here."""
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(map(escape, header)) + r" \\", r"\midrule"]
+    lines += [" & ".join(map(escape, row)) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"

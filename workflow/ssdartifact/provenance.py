@@ -1,0 +1,104 @@
+"""Provenance sidecars: every result file X gets X.json saying which code, config,
+inputs, tools and host produced it, so a figure can be chained back by sha256
+through its CSVs to the raw output of a run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import REPO_ROOT
+from .files import atomic_write_text, sha256_file
+
+
+def _git(*args: str) -> str | None:
+    try:
+        result = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return result.stdout.strip()
+
+
+def git_state() -> dict[str, Any]:
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
+
+
+def host_facts() -> dict[str, Any]:
+    memory = None
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        pass
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "memory_bytes": memory,
+    }
+
+
+def tool_versions(extra: dict[str, str] | None = None) -> dict[str, str]:
+    versions = {"python": sys.version.split()[0]}
+    for package in ("snakemake", "pandas", "jsonschema", "pyyaml"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    versions.update(extra or {})
+    return versions
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def shown(path: str | Path) -> str:
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def write_sidecar(
+    output: str | Path,
+    *,
+    produced_by: str,
+    inputs: Iterable[str | Path] = (),
+    configs: dict[str, str] | None = None,
+    device: dict | None = None,
+    started: str,
+    columns: dict[str, str] | None = None,
+    tools: dict[str, str] | None = None,
+    runtime: dict[str, Any] | None = None,
+) -> Path:
+    """Write <output>.json next to an output that is already complete."""
+    output = Path(output)
+    record = {
+        "output": shown(output),
+        "sha256": sha256_file(output),
+        "produced_by": produced_by,
+        "git": git_state(),
+        "configs": configs or {},
+        "device": device,
+        "runtime": runtime or {"kind": "native"},
+        "tools": tool_versions(tools),
+        "host": host_facts(),
+        "started": started,
+        "finished": now(),
+        "inputs": {shown(path): sha256_file(path) for path in inputs},
+        "columns": columns or {},
+    }
+    sidecar = output.with_name(output.name + ".json")
+    atomic_write_text(sidecar, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return sidecar
