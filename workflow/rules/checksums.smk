@@ -12,7 +12,8 @@ rule list_deterministic_outputs:
     input:
         DETERMINISTIC_OUTPUTS,
     output:
-        f"results/checksums/{PROFILE}.files",
+        listing=f"results/checksums/{PROFILE}.files",
+    log:
+        f"results/logs/list_deterministic_outputs/{PROFILE}.log",
     run:
-        with open(output[0], "w") as listing:
-            listing.writelines(f"{path}\n" for path in input)
+        steps.list_outputs(input, output.listing)

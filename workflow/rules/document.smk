@@ -21,8 +21,8 @@ rule write_document_sources:
         "results/logs/write_document_sources.log",
     benchmark:
         "results/benchmarks/write_document_sources.tsv"
-    shell:
-        "{PY} -m ssdartifact document --out-dir paper/generated --claims {input.claims} 2> {log}"
+    run:
+        steps.write_document_sources(input.claims, "paper/generated", log[0])
 
 
 rule build_document:
@@ -37,6 +37,5 @@ rule build_document:
         "results/logs/build_document.log",
     benchmark:
         "results/benchmarks/build_document.tsv"
-    shell:
-        "latexmk -pdf -interaction=nonstopmode -halt-on-error -outdir=paper/build {input.main} "
-        "> {log} 2>&1 || (tail -n 30 {log} >&2; exit 1)"
+    run:
+        steps.build_document(input.main, output.pdf, log[0])

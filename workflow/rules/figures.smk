@@ -1,22 +1,16 @@
 # Figures and tables: one script per thesis item, declared in configs/inventory.yaml
 # (key `reproduced`), reading CSVs only.
-from ssdartifact.paper import output_of, reproduced_items
 
-REPRODUCED = {output_of(item): item for item in reproduced_items(INVENTORY)}
 FIGURE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".pdf"))
 TABLE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".tex"))
-
-
-def reproduction_of(path):
-    return REPRODUCED[path]["reproduced"]
 
 
 rule draw_figure:
     """Draw one thesis figure with its R/ggplot2 script."""
     input:
-        script=lambda w: reproduction_of(f"figures/generated/{w.name}.pdf")["script"],
+        script=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["script"],
         theme="figures/scripts/theme.R",
-        data=lambda w: reproduction_of(f"figures/generated/{w.name}.pdf")["inputs"],
+        data=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["inputs"],
     output:
         pdf="figures/generated/{name}.pdf",
         sidecar="figures/generated/{name}.pdf.json",
@@ -26,17 +20,15 @@ rule draw_figure:
         "results/logs/draw_figure/{name}.log",
     benchmark:
         "results/benchmarks/draw_figure/{name}.tsv"
-    shell:
-        "Rscript {input.script} {input.data} {output.pdf} 2> {log} && "
-        "{PY} -m ssdartifact sidecar {output.pdf} --produced-by {input.script} "
-        "--inputs {input.script} {input.theme} {input.data}"
+    run:
+        steps.draw_figure(input.script, input.theme, input.data, output.pdf, log[0])
 
 
 rule typeset_table:
     """Typeset one thesis table as LaTeX with its script."""
     input:
-        script=lambda w: reproduction_of(f"paper/generated/{w.name}.tex")["script"],
-        data=lambda w: reproduction_of(f"paper/generated/{w.name}.tex")["inputs"],
+        script=lambda w: reproduction(f"paper/generated/{w.name}.tex")["script"],
+        data=lambda w: reproduction(f"paper/generated/{w.name}.tex")["inputs"],
     output:
         tex="paper/generated/{name}.tex",
         sidecar="paper/generated/{name}.tex.json",
@@ -46,10 +38,8 @@ rule typeset_table:
         "results/logs/typeset_table/{name}.log",
     benchmark:
         "results/benchmarks/typeset_table/{name}.tsv"
-    shell:
-        "{PY} {input.script} {input.data} {output.tex} 2> {log} && "
-        "{PY} -m ssdartifact sidecar {output.tex} --produced-by {input.script} "
-        "--inputs {input.script} {input.data}"
+    run:
+        steps.typeset_table(input.script, input.data, output.tex, log[0])
 
 
 rule figures_and_tables:

@@ -18,5 +18,5 @@ rule pio_model_curve:
         "results/logs/pio_model_curve/{curve}.log",
     benchmark:
         "results/benchmarks/pio_model_curve/{curve}.tsv"
-    shell:
-        "{PY} -m pio.curves {wildcards.curve} {output.csv} 2> {log}"
+    run:
+        steps.pio_model_curve(wildcards.curve, output.csv, log[0])

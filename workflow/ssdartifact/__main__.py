@@ -1,9 +1,6 @@
-"""Command line of the glue package, used by the Makefile and the workflow's rules.
+"""Command line of the glue package, used by the Makefile (the rules call ssdartifact.steps).
 
   python -m ssdartifact check-config --profile quick
-  python -m ssdartifact sidecar OUTPUT --produced-by SCRIPT --inputs FILE... [--started ISO]
-  python -m ssdartifact claims --csv C --markdown M --html H
-  python -m ssdartifact document --out-dir paper/generated --claims results/claims/claims.csv
   python -m ssdartifact checksums write|verify MANIFEST --list FILES
 """
 
@@ -13,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import checksums, claims, config, paper, provenance
+from . import checksums, config
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -23,24 +20,6 @@ def _check_config(args: argparse.Namespace) -> int:
         print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
         return 2
     print(f"configs: all files valid (profile {args.profile})")
-    return 0
-
-
-def _sidecar(args: argparse.Namespace) -> int:
-    provenance.write_sidecar(args.output, produced_by=args.produced_by, inputs=args.inputs,
-                             started=args.started or provenance.now())
-    return 0
-
-
-def _claims(args: argparse.Namespace) -> int:
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"])
-    claims.write_report(rows, Path(args.csv), Path(args.markdown), Path(args.html))
-    print(f"claims: {claims.summary(rows)}; report: {args.markdown}")
-    return 0
-
-
-def _document(args: argparse.Namespace) -> int:
-    paper.write_document(config.load("inventory.yaml"), Path(args.claims), Path(args.out_dir))
     return 0
 
 
@@ -72,21 +51,6 @@ def main(argv: list[str] | None = None) -> int:
     sub = commands.add_parser("check-config", help="validate every file in configs/")
     sub.add_argument("--profile", default="quick")
     sub.set_defaults(run=_check_config)
-    sub = commands.add_parser("sidecar", help="write OUTPUT.json provenance for a finished output")
-    sub.add_argument("output")
-    sub.add_argument("--produced-by", required=True)
-    sub.add_argument("--inputs", nargs="*", default=[])
-    sub.add_argument("--started")
-    sub.set_defaults(run=_sidecar)
-    sub = commands.add_parser("claims", help="check every claim and write the report")
-    sub.add_argument("--csv", required=True)
-    sub.add_argument("--markdown", required=True)
-    sub.add_argument("--html", required=True)
-    sub.set_defaults(run=_claims)
-    sub = commands.add_parser("document", help="write the generated LaTeX of the document")
-    sub.add_argument("--out-dir", required=True)
-    sub.add_argument("--claims", required=True)
-    sub.set_defaults(run=_document)
     sub = commands.add_parser("checksums", help="write or verify a sha256 manifest")
     sub.add_argument("action", choices=["write", "verify"])
     sub.add_argument("manifest")

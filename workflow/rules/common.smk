@@ -1,0 +1,30 @@
+# Configuration (validated before any rule runs) and the helpers the rules share.
+from ssdartifact import config as artifact_config, steps
+from ssdartifact.paper import output_of, reproduced_items
+
+
+PROFILE = config.get("profile", "quick")
+try:
+    CONFIGS = artifact_config.check_all(PROFILE)
+except artifact_config.ConfigError as error:
+    raise WorkflowError(f"configuration error(s); nothing was run:\n{error}")
+INVENTORY = CONFIGS["inventory.yaml"]
+CLAIMS = CONFIGS["claims.yaml"]["claims"]
+
+# The thesis items this artifact regenerates: output path -> inventory entry.
+REPRODUCED = {output_of(item): item for item in reproduced_items(INVENTORY)}
+
+
+def reproduction(path):
+    """Script and inputs of the item written to `path` (configs/inventory.yaml, key `reproduced`)."""
+    return REPRODUCED[path]["reproduced"]
+
+
+def claim_data_files(produced):
+    """The CSVs the claims read that this profile produces; the others are reported as 'not run'."""
+    files = set()
+    for claim in CLAIMS:
+        check = claim["check"]
+        sides = [check["left"], check["right"]] if check["kind"] == "compare" else [claim]
+        files.update(side["data"] for side in sides)
+    return sorted(files & set(produced))
