@@ -4,9 +4,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)
 d <- read_tidy(io$inputs[[1]])
-panels <- unique(d[, c("panel", "read_fraction")])
-d$panel_label <- factor(d$panel, levels = panels$panel,
-                        labels = sprintf("(%s)~~f[r] == %s", panels$panel, panels$read_fraction))
+d$panel_label <- label_read_fraction_panels(d)
 alpha <- unique(d$alpha)
 p <- ggplot(d, aes(factor(k_r), factor(k_w), fill = speedup)) +
   geom_tile(colour = "white", linewidth = 0.3) +

@@ -68,3 +68,22 @@ save_figure <- function(plot, path, width, height, title) {
   if (!file.rename(tmp, path)) stop("could not move the figure into place: ", path)
   invisible(path)
 }
+
+# Facet labels "(A) f_r = 0.1" for figures with one panel per read fraction.
+label_read_fraction_panels <- function(d) {
+  panels <- unique(d[, c("panel", "read_fraction")])
+  factor(d$panel, levels = panels$panel,
+         labels = sprintf("(%s)~~f[r] == %s", panels$panel, panels$read_fraction))
+}
+
+# Figures 3.2 and 3.3: speedup vs concurrent I/Os, one panel per read fraction, one line per alpha.
+plot_speedup_panels <- function(d, concurrency, x_label) {
+  d$panel_label <- label_read_fraction_panels(d)
+  ggplot(d, aes(.data[[concurrency]], speedup, colour = factor(alpha))) +
+    geom_line() + geom_point(size = 0.7) +
+    facet_wrap(~panel_label, nrow = 1, labeller = label_parsed) +
+    scale_colour_alpha(d$alpha) +
+    scale_x_continuous(breaks = seq(0, max(d[[concurrency]]), by = 4)) +
+    labs(x = x_label, y = "Speedup (x)") +
+    theme_thesis()
+}

@@ -64,38 +64,33 @@ def _thesis_ref(kind: str, item: dict) -> str:
     return f"Thesis {kind} {item['id']}, caption at line T{item['thesis_line']}; class: {item['class']}."
 
 
-def figure_tex(item: dict, claims: list[dict]) -> str:
-    label = f"Figure {item['id']}"
+def item_tex(kind: str, item: dict, claims: list[dict]) -> str:
+    """A figure or table: the regenerated one with its provenance, or a "not reproduced yet" box."""
+    label = f"{kind} {item['id']}"
     if "reproduced" not in item:
         return (f"\\notreproduced{{{label}}}{{{escape(item['class'])}}}{{{escape(item['caption'])}}}"
                 f"{{{escape(item.get('panels', ''))}}}{{{item['thesis_line']}}}\n")
+    if kind == "Figure":
+        body = (f"\\includegraphics[width=\\linewidth,height=0.55\\textheight,keepaspectratio]"
+                f"{{{output_of(item)}}}")
+    else:
+        body = f"\\input{{{output_of(item)}}}"
+    caption = f"\\caption*{{\\textbf{{{label}.}} {escape(item['caption'])}}}"
+    # Figures carry their caption below, tables above, as in the thesis.
+    parts = [body, caption] if kind == "Figure" else [caption, body]
+    environment = kind.lower()
     return "\n".join([
-        r"\begin{figure}[htbp]", r"\centering",
-        f"\\includegraphics[width=\\linewidth,height=0.55\\textheight,keepaspectratio]{{{output_of(item)}}}",
-        f"\\caption*{{\\textbf{{{label}.}} {escape(item['caption'])}}}",
-        f"\\provenance{{{_thesis_ref('Figure', item)} {_provenance(item)}{_claims_for(label, claims)}}}",
-        r"\end{figure}", ""])
-
-
-def table_tex(item: dict, claims: list[dict]) -> str:
-    label = f"Table {item['id']}"
-    if "reproduced" not in item:
-        return (f"\\notreproduced{{{label}}}{{{escape(item['class'])}}}{{{escape(item['caption'])}}}"
-                f"{{{escape(item.get('panels', ''))}}}{{{item['thesis_line']}}}\n")
-    return "\n".join([
-        r"\begin{table}[htbp]", r"\centering",
-        f"\\caption*{{\\textbf{{{label}.}} {escape(item['caption'])}}}",
-        f"\\input{{{output_of(item)}}}",
-        f"\\provenance{{{_thesis_ref('Table', item)} {_provenance(item)}{_claims_for(label, claims)}}}",
-        r"\end{table}", ""])
+        f"\\begin{{{environment}}}[htbp]", r"\centering", *parts,
+        f"\\provenance{{{_thesis_ref(kind, item)} {_provenance(item)}{_claims_for(label, claims)}}}",
+        f"\\end{{{environment}}}", ""])
 
 
 def chapter_tex(chapter: dict, inventory: dict, claims: list[dict]) -> str:
     number = chapter["number"]
     parts = [f"\\chapter{{{escape(chapter['title'])}}}",
              f"Thesis Chapter {number} begins at line T{chapter['thesis_line']}.", ""]
-    parts += [figure_tex(f, claims) for f in inventory["figures"] if f["chapter"] == number]
-    parts += [table_tex(t, claims) for t in inventory["tables"] if t["chapter"] == number]
+    parts += [item_tex("Figure", f, claims) for f in inventory["figures"] if f["chapter"] == number]
+    parts += [item_tex("Table", t, claims) for t in inventory["tables"] if t["chapter"] == number]
     parts.append(r"\clearpage")
     return "\n".join(parts) + "\n"
 
