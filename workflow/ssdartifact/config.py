@@ -28,6 +28,7 @@ SCHEMA_OF = {
     "inventory.yaml": "inventory",
     "claims.yaml": "claims",
     "experiments/pio_model.yaml": "pio_model",
+    "containers.yaml": "containers",
 }
 
 
