@@ -41,7 +41,8 @@ if [ ! -x "$TOOLS/uv/bin/uv" ] || [ "$("$TOOLS/uv/bin/uv" --version | cut -d' ' 
 fi
 
 # 3. The locked Python environment: exactly uv.lock, never re-resolved.
-export UV_PROJECT_ENVIRONMENT=.venv UV_PYTHON_DOWNLOADS=never
+# System certificates, as pip and apt use: proxies with their own CA then work too.
+export UV_PROJECT_ENVIRONMENT=.venv UV_PYTHON_DOWNLOADS=never UV_SYSTEM_CERTS=1
 if [ ! -f .venv/.synced ] || [ uv.lock -nt .venv/.synced ] || [ pyproject.toml -nt .venv/.synced ]; then
   say "creating the Python environment .venv from uv.lock"
   "$TOOLS/uv/bin/uv" sync --frozen --quiet --python "$python"
