@@ -79,6 +79,7 @@ void DeviceModel::start_service(Op op) {
 // channel, the one that arrived first goes: FIFO per queue, and arrival order
 // between the queues for the shared channels.
 void DeviceModel::dispatch() {
+  const int64_t now = now_ns();
   for (;;) {
     Queue& r = queues_[static_cast<int>(Op::kRead)];
     Queue& w = queues_[static_cast<int>(Op::kWrite)];
@@ -94,12 +95,13 @@ void DeviceModel::dispatch() {
     Waiter* waiter = q.waiting.front();
     q.waiting.pop_front();
     start_service(op);
+    waiter->start_ns = now;
     waiter->admitted = true;
     waiter->cv.notify_one();
   }
 }
 
-void DeviceModel::admit(Op op) {
+int64_t DeviceModel::admit(Op op) {
   std::unique_lock<std::mutex> lock(mu_);
   Queue& q = queues_[static_cast<int>(op)];
   const uint64_t seq = next_seq_++;
@@ -108,7 +110,7 @@ void DeviceModel::admit(Op op) {
   // that could use it.)
   if (q.waiting.empty() && can_start(op)) {
     start_service(op);
-    return;
+    return now_ns();
   }
   Waiter me;
   me.seq = seq;
@@ -118,6 +120,7 @@ void DeviceModel::admit(Op op) {
   // The releaser admits us (hands over the slot) before notifying, so a
   // later arrival can never overtake: strict FIFO.
   me.cv.wait(lock, [&] { return me.admitted; });
+  return me.start_ns;
 }
 
 void DeviceModel::release(Op op, uint64_t bytes, int64_t arrival_ns, int64_t start_ns,

@@ -12,6 +12,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 namespace emussd {
 
@@ -68,15 +69,21 @@ class DeviceModel {
 
   // Serves one request: `io` is the real backing I/O (its result is
   // returned). Blocks the calling thread for queueing plus service time.
+  // A read that returns fewer bytes than requested (end of file) is charged
+  // for the bytes it returned: the device reads only pages that exist.
   template <class IO>
   auto serve(Op op, uint64_t bytes, IO&& io) {
     lower_timer_slack();
     const int64_t arrival = now_ns();
-    admit(op);
-    const int64_t start = now_ns();
+    const int64_t start = admit(op);
     auto result = io();
-    sleep_until_ns(start + service_time_ns(op, bytes));
-    release(op, bytes, arrival, start, now_ns());
+    uint64_t charged = bytes;
+    if constexpr (std::is_integral_v<decltype(result)>) {
+      if (op == Op::kRead && result >= 0 && static_cast<uint64_t>(result) < bytes)
+        charged = static_cast<uint64_t>(result);
+    }
+    sleep_until_ns(start + service_time_ns(op, charged));
+    release(op, charged, arrival, start, now_ns());
     return result;
   }
 
@@ -95,7 +102,10 @@ class DeviceModel {
   }
 
   // The admission half and the release half, exposed for the unit tests.
-  void admit(Op op);
+  // admit() returns the time service started: the moment the slot was
+  // granted, not the (later) moment this thread woke up, so that thread
+  // wake-up latency does not stretch the service time.
+  int64_t admit(Op op);
   void release(Op op, uint64_t bytes, int64_t arrival_ns, int64_t start_ns,
                int64_t end_ns);
 
@@ -110,6 +120,7 @@ class DeviceModel {
   struct Waiter {
     std::condition_variable cv;
     uint64_t seq = 0;
+    int64_t start_ns = 0;
     bool admitted = false;
   };
   struct Queue {

@@ -1,0 +1,47 @@
+"""fio measurement points: the command we run and the tidy row we derive from fio's JSON."""
+
+import json
+
+import pytest
+
+from pio import fio
+
+
+def point(**changes):
+    base = dict(op="read", pattern="random", block_size=4096, threads=2, iodepth=1, engine="psync",
+                runtime_ms=300, ramp_ms=100, file_size=1 << 20)
+    return fio.FioPoint(**{**base, **changes})
+
+
+def test_command_is_direct_time_based_with_one_file_per_job(tmp_path):
+    args = fio.command(point(op="write", threads=4, iodepth=8), tmp_path, tmp_path / "o.json")
+    for expected in ("--rw=randwrite", "--direct=1", "--time_based", "--numjobs=4", "--iodepth=8",
+                     "--runtime=300ms", "--ramp_time=100ms", "--group_reporting", "--output-format=json",
+                     "--percentile_list=50:99:99.9:99.99"):
+        assert expected in args
+    assert [p.name for p in fio.job_files(point(threads=3), tmp_path)] == ["point.0.0", "point.1.0", "point.2.0"]
+
+
+@pytest.mark.parametrize("bad", [dict(op="trim"), dict(pattern="zigzag"), dict(threads=0), dict(file_size=512)])
+def test_invalid_points_are_refused(bad):
+    with pytest.raises(ValueError):
+        point(**bad)
+
+
+def test_real_fio_run_gives_a_tidy_row(tmp_path):
+    p = point()
+    fio.run(p, tmp_path, tmp_path / "raw.json")
+    row = fio.tidy_row(tmp_path / "raw.json", p, "scratch")
+    assert set(row) == set(fio.TIDY_COLUMNS)
+    assert row["device"] == "scratch" and row["threads"] == 2 and row["iops"] > 0
+    assert row["lat_p50_us"] <= row["lat_p99_us"] <= row["lat_p99_99_us"]
+    assert row["bandwidth_bytes_s"] == pytest.approx(row["iops"] * 4096, rel=0.01)
+    assert 0.2 < row["duration_s"] < 1.0
+
+
+def test_a_run_without_completed_ios_is_an_error(tmp_path):
+    report = {"jobs": [{"job_runtime": 1000, "read": {"total_ios": 0, "iops": 0, "bw_bytes": 0,
+                                                       "clat_ns": {"mean": 0}}}]}
+    (tmp_path / "raw.json").write_text(json.dumps(report))
+    with pytest.raises(RuntimeError, match="completed no read"):
+        fio.tidy_row(tmp_path / "raw.json", point(), "x")
