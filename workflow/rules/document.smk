@@ -4,6 +4,7 @@ DOCUMENT_SOURCES = [
     "paper/generated/coverage_lines.tex",
     "paper/generated/coverage_table.tex",
     "paper/generated/claims.tex",
+    "paper/generated/appendix.tex",
 ] + [f"paper/generated/chapter_{c['number']}.tex" for c in INVENTORY["chapters"]]
 DOCUMENT_PDF = "paper/build/artifact.pdf"
 

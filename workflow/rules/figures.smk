@@ -15,7 +15,7 @@ rule draw_figure:
         pdf="figures/generated/{name}.pdf",
         sidecar="figures/generated/{name}.pdf.json",
     wildcard_constraints:
-        name=r"fig_\d+_\d+[a-z]?",
+        name=r"fig_\d+_\d+[a-z]?|supp_[a-z0-9_]+",
     log:
         "results/logs/draw_figure/{name}.log",
     benchmark:

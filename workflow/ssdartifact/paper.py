@@ -18,13 +18,15 @@ TABLE_DIR = "paper/generated"
 def output_of(item: dict) -> str:
     """Where the regenerated item is written: derived from its script's name."""
     script = Path(item["reproduced"]["script"])
-    if script.name.startswith("fig_"):
+    if script.name.startswith(("fig_", "supp_")):
         return f"{FIGURE_DIR}/{script.stem}.pdf"
     return f"{TABLE_DIR}/{script.stem}.tex"
 
 
 def reproduced_items(inventory: dict) -> list[dict]:
-    return [item for kind in ("figures", "tables") for item in inventory[kind] if "reproduced" in item]
+    """Thesis figures and tables the artifact regenerates, and the supplementary figures."""
+    thesis = [item for kind in ("figures", "tables") for item in inventory[kind] if "reproduced" in item]
+    return thesis + inventory.get("supplementary", [])
 
 
 def _short_hash(path: str) -> str:
@@ -61,6 +63,8 @@ def _provenance(item: dict) -> str:
 
 
 def _thesis_ref(kind: str, item: dict) -> str:
+    if "thesis_line" not in item:
+        return "Not a thesis figure."
     return f"Thesis {kind} {item['id']}, caption at line T{item['thesis_line']}; class: {item['class']}."
 
 
@@ -92,6 +96,17 @@ def chapter_tex(chapter: dict, inventory: dict, claims: list[dict]) -> str:
     parts += [item_tex("Figure", f, claims) for f in inventory["figures"] if f["chapter"] == number]
     parts += [item_tex("Table", t, claims) for t in inventory["tables"] if t["chapter"] == number]
     parts.append(r"\clearpage")
+    return "\n".join(parts) + "\n"
+
+
+def appendix_tex(inventory: dict, claims: list[dict]) -> str:
+    """Supplementary figures: what the artifact adds to check its own instruments."""
+    items = inventory.get("supplementary", [])
+    if not items:
+        return ""
+    parts = [r"\appendix", r"\chapter{Supplementary figures}",
+             "These figures are not in the thesis: they validate the artifact's own instruments.", ""]
+    parts += [item_tex("Figure", item, claims) for item in items]
     return "\n".join(parts) + "\n"
 
 
@@ -130,7 +145,7 @@ def write_document(inventory: dict, claims_csv: Path, out_dir: Path) -> list[Pat
     claims = read_claims(claims_csv)
     coverage_lines, coverage_table = coverage_tex(inventory)
     written = {out_dir / "coverage_lines.tex": coverage_lines, out_dir / "coverage_table.tex": coverage_table,
-               out_dir / "claims.tex": claims_tex(claims)}
+               out_dir / "claims.tex": claims_tex(claims), out_dir / "appendix.tex": appendix_tex(inventory, claims)}
     for chapter in inventory["chapters"]:
         written[out_dir / f"chapter_{chapter['number']}.tex"] = chapter_tex(chapter, inventory, claims)
     for path, text in written.items():

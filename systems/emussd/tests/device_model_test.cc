@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -58,14 +59,19 @@ TEST(Serve, TakesTheDeclaredTimeAndNotLess) {
   DeviceModel m(params(2000, 3.0, 1, 1));
   for (Op op : {Op::kRead, Op::kWrite}) {
     const int64_t declared = m.service_time_ns(op, 4096);
-    for (int i = 0; i < 20; ++i) {
+    std::vector<int64_t> overshoot;
+    for (int i = 0; i < 21; ++i) {
       const int64_t t0 = now_ns();
-      const int r = m.serve(op, 4096, [] { return 7; });
+      const int r = m.serve(op, 4096, [] { return 4096; });
       const int64_t took = now_ns() - t0;
-      EXPECT_EQ(r, 7);
-      EXPECT_GE(took, declared);
-      EXPECT_LT(took, declared + 1000000) << "overshoot above 1 ms";
+      EXPECT_EQ(r, 4096);
+      EXPECT_GE(took, declared);  // never early: an absolute deadline
+      overshoot.push_back(took - declared);
     }
+    // Late wake-ups are the host's (a busy or virtualised machine can be
+    // milliseconds late once in a while), so only the median is bounded here.
+    std::sort(overshoot.begin(), overshoot.end());
+    EXPECT_LT(overshoot[overshoot.size() / 2], 500000) << "median overshoot above 0.5 ms";
   }
 }
 
@@ -73,7 +79,7 @@ TEST(Serve, ShortReadIsChargedForTheBytesReturned) {
   DeviceModel m(params(200, 2.0, 1, 1));
   int64_t t0 = now_ns();
   m.serve(Op::kRead, 128 * 1024, [] { return ssize_t{100}; });  // end of file after 100 bytes
-  EXPECT_LT(now_ns() - t0, 2 * 200000);
+  EXPECT_LT(now_ns() - t0, 32 * 200000 / 2);  // not charged 32 pages
   EXPECT_EQ(m.counters(Op::kRead).pages, 1u);
   EXPECT_EQ(m.counters(Op::kRead).bytes, 100u);
   t0 = now_ns();
@@ -88,15 +94,15 @@ TEST(Serve, ShortReadIsChargedForTheBytesReturned) {
 TEST(Serve, SlowBackingIoIsNotAddedToTheDeclaredTime) {
   // service = max(declared, actual backing time): the sleep is to an absolute
   // deadline measured from the start of service.
-  DeviceModel m(params(1000, 1.0, 1, 1));
+  DeviceModel m(params(4000, 1.0, 1, 1));
   const int64_t t0 = now_ns();
   m.serve(Op::kRead, 4096, [] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(8));
+    return 4096;
   });
   const int64_t took = now_ns() - t0;
-  EXPECT_GE(took, 5000000);
-  EXPECT_LT(took, 5800000);
+  EXPECT_GE(took, 8000000);
+  EXPECT_LT(took, 11000000);  // 12 ms if the two were added
 }
 
 TEST(Admission, StrictFifoPerQueue) {
