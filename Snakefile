@@ -3,13 +3,35 @@
 # (`make reproduce`), or directly: snakemake --cores 2 --config profile=quick
 from snakemake.exceptions import WorkflowError
 
+from ssdartifact import devices
+
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/pio_model.smk"
+include: "workflow/rules/emussd.smk"
+
+
+# Every tidy CSV this profile's experiments produce.
+PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS
+
+
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/document.smk"
 include: "workflow/rules/checksums.smk"
+
+
+# emussd mounts left behind by an interrupted run are unmounted before and after every run.
+onstart:
+    devices.unmount_stale()
+
+
+onsuccess:
+    devices.unmount_stale()
+
+
+onerror:
+    devices.unmount_stale()
 
 
 rule all:

@@ -37,14 +37,14 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: description, devices, name, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: description, devices, fio_point, name, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\].kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
                                                      "alpha": 0.5, "k_r": 4, "k_w": 2}),
-     r"devices.yaml: key devices\[1\].alpha: 0.5 is out of range; it must be >= 1"),
+     r"devices.yaml: key devices\[\d+\].alpha: 0.5 is out of range; it must be >= 1"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "nvme", "kind": "block", "path": "/dev/nvme1n1"}),
-     r"devices.yaml: key devices\[1\]: missing required key\(s\): destructive"),
+     r"devices.yaml: key devices\[\d+\]: missing required key\(s\): destructive"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_2"].update(alphas=[0.5, 2]),
      r"pio_model.yaml: key fig_3_2.alphas\[0\]: 0.5 is out of range; it must be >= 1"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_4"].update(k_r="many"),
@@ -63,7 +63,7 @@ def test_bad_value_names_file_key_and_allowed(configs, relative, change, expecte
 
 def test_profile_must_name_declared_devices(configs):
     _edit(configs / "profiles/quick.yaml", lambda d: d.update(devices=["optane"]))
-    assert "key devices: 'optane' is not declared in configs/devices.yaml; declared: local-disk" in _error()
+    assert "key devices: 'optane' is not declared in configs/devices.yaml; declared: local-disk, emu-optane" in _error()
 
 
 def test_profile_name_must_match_file(configs):
@@ -103,3 +103,15 @@ def test_check_config_command_exits_nonzero_with_the_message(configs, capsys):
     _edit(configs / "profiles/quick.yaml", lambda d: d.update(runtime="x"))
     assert main(["check-config", "--profile", "quick"]) == 2
     assert "Configuration error(s); nothing was run" in capsys.readouterr().err
+
+
+def test_emulated_device_needs_a_preset_or_its_model(configs):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "alpha": 2}))
+    assert re.search(r"devices\[\d+\]: matches none of the allowed forms \(an emulated device needs a preset or all "
+                     r"of read_latency_us, alpha, k_r, k_w\)", _error()), _error()
+
+
+def test_unknown_preset_is_refused(configs):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated",
+                                                                    "preset": "floppy-like"}))
+    assert "preset: 'floppy-like' is not in configs/emussd_presets.yaml; presets: optane-like" in _error()

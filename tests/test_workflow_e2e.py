@@ -10,7 +10,6 @@ import pytest
 from ssdartifact import REPO_ROOT
 
 pytestmark = pytest.mark.e2e
-PROFILE = "PROFILE=ci"
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +26,11 @@ def clone(tmp_path_factory):
     return root
 
 
-def make(clone, *targets):
+def make(clone, *targets, profile="ci"):
+    """The ci profile measures nothing, so all its outputs, the PDF included, have committed checksums."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    result = subprocess.run(["make", *targets, PROFILE], cwd=clone, env=env, capture_output=True, text=True)
+    result = subprocess.run(["make", *targets, f"PROFILE={profile}"], cwd=clone, env=env, capture_output=True,
+                            text=True)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -37,7 +38,7 @@ def test_reproduce_from_a_clean_tree(clone):
     code, out = make(clone, "reproduce")
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
-    assert "claims:        23 passed, 0 failed, 0 not run" in out
+    assert "claims:        23 passed, 0 failed, 6 not run" in out
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "5 of 56 figures" in text and "1 of 14 tables" in text
@@ -90,3 +91,17 @@ def test_a_bad_config_stops_before_anything_runs(clone):
         assert direct.returncode != 0 and "key fig_3_4.alpha" in direct.stdout + direct.stderr
     finally:
         grid.write_text(original)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
+def test_the_quick_profile_measures_an_emulated_ssd(clone):
+    code, out = make(clone, "reproduce", profile="quick")
+    assert code == 0, out[-3000:]
+    assert "claims:        29 passed, 0 failed, 0 not run" in out
+    assert (clone / "figures/generated/supp_emussd_saturation.pdf").exists()
+    assert not os.path.ismount(clone / "scratch/emussd/emu-saturation/mnt"), "the emulated SSD must be unmounted"
+    assert (clone / "results/emussd/saturation_device_stats.json").exists()
+    raw = list((clone / "results/raw/emussd/saturation").glob("*.json"))
+    assert len(raw) == 22, "one raw fio JSON per point"
+    code, out = make(clone, "verify", profile="quick")
+    assert code == 0 and "verify: OK" in out, out[-2000:]

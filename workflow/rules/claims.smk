@@ -7,7 +7,7 @@ rule check_claims:
     """Evaluate every thesis claim and write the claims report (CSV, Markdown, HTML)."""
     input:
         claims="configs/claims.yaml",
-        data=claim_data_files(PIO_MODEL_RESULTS),
+        data=claim_data_files(PRODUCED_RESULTS),
     output:
         csv=CLAIMS_REPORT[0],
         markdown=CLAIMS_REPORT[1],
@@ -17,4 +17,4 @@ rule check_claims:
     benchmark:
         "results/benchmarks/check_claims.tsv"
     run:
-        steps.check_claims(output.csv, output.markdown, output.html, log[0])
+        steps.check_claims(input.data, output.csv, output.markdown, output.html, log[0])

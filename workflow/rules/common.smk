@@ -11,13 +11,19 @@ except artifact_config.ConfigError as error:
 INVENTORY = CONFIGS["inventory.yaml"]
 CLAIMS = CONFIGS["claims.yaml"]["claims"]
 
-# The thesis items this artifact regenerates: output path -> inventory entry.
-REPRODUCED = {output_of(item): item for item in reproduced_items(INVENTORY)}
+PROFILE_CONFIG = artifact_config.load_profile(PROFILE)
+# Every item the artifact can regenerate: output path -> inventory entry.
+REPRODUCIBLE = {output_of(item): item for item in reproduced_items(INVENTORY)}
 
 
 def reproduction(path):
     """Script and inputs of the item written to `path` (configs/inventory.yaml, key `reproduced`)."""
-    return REPRODUCED[path]["reproduced"]
+    return REPRODUCIBLE[path]["reproduced"]
+
+
+def in_profile(device):
+    """Whether this profile runs experiments on `device` (configs/profiles/<profile>.yaml, key devices)."""
+    return device in PROFILE_CONFIG["devices"]
 
 
 def claim_data_files(produced):
@@ -28,3 +34,8 @@ def claim_data_files(produced):
         sides = [check["left"], check["right"]] if check["kind"] == "compare" else [claim]
         files.update(side["data"] for side in sides)
     return sorted(files & set(produced))
+
+
+def glob_wildcards_files(pattern):
+    """The files matching a one-wildcard pattern, e.g. every source of a system."""
+    return sorted(expand(pattern, name=glob_wildcards(pattern).name))

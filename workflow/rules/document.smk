@@ -23,7 +23,7 @@ rule write_document_sources:
     benchmark:
         "results/benchmarks/write_document_sources.tsv"
     run:
-        steps.write_document_sources(input.claims, "paper/generated", log[0])
+        steps.write_document_sources(input.claims, "paper/generated", input.reproduced, log[0])
 
 
 rule build_document:

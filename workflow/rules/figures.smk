@@ -1,6 +1,12 @@
 # Figures and tables: one script per thesis item, declared in configs/inventory.yaml
 # (key `reproduced`), reading CSVs only.
 
+# The items this profile builds: those whose every input it produces (or is reference data).
+REPRODUCED = {
+    path: item
+    for path, item in REPRODUCIBLE.items()
+    if all(p in PRODUCED_RESULTS or p.startswith("results/reference/") for p in item["reproduced"]["inputs"])
+}
 FIGURE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".pdf"))
 TABLE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".tex"))
 

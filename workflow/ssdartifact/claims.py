@@ -95,10 +95,18 @@ def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
                           spec.get("aggregate", "mean"))
     left, right = side(check["left"]), side(check["right"])
     ratio = left / right if right else math.inf
-    minimum = check.get("min_ratio", 1.0)
-    ok = ratio > minimum if check.get("strict", True) else ratio >= minimum
+    strict = check.get("strict", True)
+    minimum = check.get("min_ratio", None if "max_ratio" in check else 1.0)
+    maximum = check.get("max_ratio")
+    ok, rules = True, []
+    if minimum is not None:
+        ok &= ratio > minimum if strict else ratio >= minimum
+        rules.append(f"{'>' if strict else '>='} {minimum}")
+    if maximum is not None:
+        ok &= ratio <= maximum
+        rules.append(f"<= {maximum}")
     return Outcome(PASS if ok else FAIL, f"{_fmt(left)} vs {_fmt(right)} (ratio {_fmt(ratio)})",
-                   f"left / right must be {'>' if check.get('strict', True) else '>='} {minimum}")
+                   f"left / right must be {' and '.join(rules)}")
 
 
 def _influence(group: pd.DataFrame, y: str, axis: str, other: str) -> float:
@@ -128,10 +136,11 @@ def check_influence(frame: pd.DataFrame, check: dict) -> Outcome:
     return Outcome(FAIL if failing else PASS, measured, detail)
 
 
-def evaluate(claim: dict, root: Path = REPO_ROOT) -> Outcome:
+def evaluate(claim: dict, root: Path = REPO_ROOT, available: set[str] | None = None) -> Outcome:
+    """Check one claim; `available` limits it to the CSVs this profile produced (None: any that exist)."""
     check = claim["check"]
     files = {check[s]["data"] for s in ("left", "right")} if check["kind"] == "compare" else {claim["data"]}
-    missing = sorted(f for f in files if not (root / f).exists())
+    missing = sorted(f for f in files if not (root / f).exists() or (available is not None and f not in available))
     if missing:
         return Outcome(NOT_RUN, "", f"no data: {', '.join(missing)} (its experiment is not in this profile)")
     frames = {f: pd.read_csv(root / f) for f in files}
@@ -157,10 +166,10 @@ REPORT_COLUMNS = {
 }
 
 
-def evaluate_all(claims: list[dict], root: Path = REPO_ROOT) -> list[dict]:
+def evaluate_all(claims: list[dict], root: Path = REPO_ROOT, available: set[str] | None = None) -> list[dict]:
     rows = []
     for claim in claims:
-        outcome = evaluate(claim, root)
+        outcome = evaluate(claim, root, available)
         rows.append({"id": claim["id"], "chapter": claim["chapter"], "item": claim["item"],
                      "thesis_line": claim["thesis_line"], "status": outcome.status,
                      "measured": outcome.measured, "detail": outcome.detail, "quote": claim["quote"]})

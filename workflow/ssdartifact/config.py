@@ -15,6 +15,8 @@ from typing import Any
 
 import jsonschema
 import yaml
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from . import REPO_ROOT
 
@@ -29,6 +31,8 @@ SCHEMA_OF = {
     "claims.yaml": "claims",
     "experiments/pio_model.yaml": "pio_model",
     "containers.yaml": "containers",
+    "emussd_presets.yaml": "emussd_presets",
+    "experiments/emussd.yaml": "emussd",
 }
 
 
@@ -102,15 +106,22 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{value!r} does not match the required form {spec!r}"
     if kind in ("minItems", "maxItems", "uniqueItems"):
         return error.message
-    if kind == "oneOf":
-        return f"{value!r} matches none of the allowed forms ({error.message})"
+    if kind in ("oneOf", "anyOf"):
+        return "matches none of the allowed forms"
     return error.message
+
+
+def _schema_registry() -> Registry:
+    """Every schema under its file name, so one schema can $ref another's definitions."""
+    resources = [(path.name, Resource.from_contents(_read_yaml(path), default_specification=DRAFT202012))
+                 for path in sorted(SCHEMA_DIR.glob("*.schema.yaml"))]
+    return Registry().with_resources(resources)
 
 
 def validate(data: Any, schema_name: str, shown_path: str) -> Any:
     """Validate data against a named schema; raise ConfigError listing every problem."""
     schema = load_schema(schema_name)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema, registry=_schema_registry())
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if errors:
         lines = []
@@ -159,6 +170,11 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
     devices = [d["name"] for d in loaded.get("devices.yaml", {}).get("devices", [])]
     for name in _duplicates(devices):
         problems.append(f"configs/devices.yaml: device name {name!r} is declared more than once")
+    presets = loaded.get("emussd_presets.yaml", {}).get("presets", {})
+    for index, device in enumerate(loaded.get("devices.yaml", {}).get("devices", [])):
+        if device.get("preset") is not None and device["preset"] not in presets:
+            problems.append(f"configs/devices.yaml: key devices[{index}].preset: {device['preset']!r} is not "
+                            f"in configs/emussd_presets.yaml; presets: {', '.join(presets)}")
     for relative, profile in loaded.items():
         if not relative.startswith("profiles/"):
             continue

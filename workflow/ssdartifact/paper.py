@@ -29,6 +29,19 @@ def reproduced_items(inventory: dict) -> list[dict]:
     return thesis + inventory.get("supplementary", [])
 
 
+def restrict_to_built(inventory: dict, built: set[str]) -> dict:
+    """The inventory as this build sees it: an item whose output this profile does not
+    build (its experiment is not in the profile) counts as not reproduced."""
+    def item(entry: dict) -> dict:
+        if "reproduced" in entry and output_of(entry) not in built:
+            entry = {k: v for k, v in entry.items() if k != "reproduced"}
+            entry["panels"] = ("not built by this profile; " + entry.get("panels", "")).rstrip("; ")
+        return entry
+    restricted = {**inventory, **{kind: [item(e) for e in inventory[kind]] for kind in ("figures", "tables")}}
+    restricted["supplementary"] = [e for e in inventory.get("supplementary", []) if output_of(e) in built]
+    return restricted
+
+
 def _short_hash(path: str) -> str:
     return sha256_file(REPO_ROOT / path)[:12]
 
@@ -141,7 +154,9 @@ def read_claims(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def write_document(inventory: dict, claims_csv: Path, out_dir: Path) -> list[Path]:
+def write_document(inventory: dict, claims_csv: Path, out_dir: Path, built: set[str]) -> list[Path]:
+    """Write the generated LaTeX; `built` is the set of item outputs this profile builds."""
+    inventory = restrict_to_built(inventory, built)
     claims = read_claims(claims_csv)
     coverage_lines, coverage_table = coverage_tex(inventory)
     written = {out_dir / "coverage_lines.tex": coverage_lines, out_dir / "coverage_table.tex": coverage_table,

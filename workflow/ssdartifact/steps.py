@@ -9,12 +9,14 @@ quotes the end of that log.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from . import REPO_ROOT, claims, config, paper, provenance
+from . import REPO_ROOT, claims, config, devices, paper, provenance
+from .tidy import write_csv
 
 # Generated PDFs (R figures, LaTeX) carry this fixed date, so their bytes depend only on their inputs.
 REPRODUCIBLE_ENV = {"SOURCE_DATE_EPOCH": "1735689600", "FORCE_SOURCE_DATE": "1"}
@@ -50,14 +52,15 @@ def typeset_table(script: str, data: list[str], tex: str, log: str) -> None:
     provenance.write_sidecar(tex, produced_by=script, inputs=[script, *data], started=started)
 
 
-def check_claims(csv: str, markdown: str, html: str, log: str) -> None:
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"])
+def check_claims(data: list[str], csv: str, markdown: str, html: str, log: str) -> None:
+    """Check every claim on the CSVs this profile produced (`data`); the others are 'not run'."""
+    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data))
     claims.write_report(rows, Path(csv), Path(markdown), Path(html))
     Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
 
 
-def write_document_sources(claims_csv: str, out_dir: str, log: str) -> None:
-    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir))
+def write_document_sources(claims_csv: str, out_dir: str, built: list[str], log: str) -> None:
+    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built))
     Path(log).write_text("".join(f"wrote {path}\n" for path in written), encoding="utf-8")
 
 
@@ -71,3 +74,54 @@ def build_document(main: str, pdf: str, log: str) -> None:
 
 def list_outputs(paths: list[str], listing: str) -> None:
     Path(listing).write_text("".join(f"{path}\n" for path in paths), encoding="utf-8")
+
+
+def build_emussd(binary: str, log: str) -> None:
+    from emussd.harness import build  # noqa: PLC0415 (only this rule needs CMake)
+
+    built = build(Path(binary).parent)
+    Path(log).write_text(f"built {built}\n", encoding="utf-8")
+
+
+DECLARED_COLUMNS = {
+    "declared_read_latency_us": "the emulated device's declared service time of one page read",
+    "declared_alpha": "the emulated device's declared write/read asymmetry",
+    "declared_k": "declared concurrency of this operation (k_r for reads, k_w for writes)",
+    "declared_iops": "declared k / service time of one request: the most the device can serve",
+}
+
+
+def emussd_saturation(binary: str, output, fio_point: dict, log: str) -> None:
+    """fio thread sweep on emussd's benchmark device; each row also carries the declared model."""
+    from pio.fio import TIDY_COLUMNS, FioPoint  # noqa: PLC0415
+    from pio.sweep import prepare_sparse_files, run_sweep  # noqa: PLC0415
+
+    started = provenance.now()
+    experiment = config.load("experiments/emussd.yaml")["saturation"]
+    device = devices.declaration(experiment["device"])
+    model = devices.emulated_model(device)
+    points = [FioPoint(op, "random", experiment["block_size"], threads, 1, experiment["engine"],
+                       fio_point["runtime_ms"], fio_point["ramp_ms"], experiment["file_size"])
+              for op, key in (("read", "read_threads"), ("write", "write_threads")) for threads in experiment[key]]
+    needed = max(p.threads for p in points) * experiment["file_size"]
+    with open(log, "w", encoding="utf-8") as progress, \
+            devices.opened(device["name"], needed, emussd_binary=Path(binary),
+                           stats_out=Path(output.device_stats)) as opened:
+        prepare_sparse_files(points, opened.prepare_dir)
+        rows = run_sweep(points, opened.io_dir, Path(output.raw), opened.name, progress)
+    pages = math.ceil(experiment["block_size"] / model["page_size"])
+    for row in rows:
+        write = row["op"] == "write"
+        service_us = model["read_latency_us"] * pages * (model["alpha"] if write else 1)
+        row.update(declared_read_latency_us=model["read_latency_us"], declared_alpha=model["alpha"],
+                   declared_k=model["k_w"] if write else model["k_r"])
+        row["declared_iops"] = row["declared_k"] * 1e6 / service_us
+    columns = {**TIDY_COLUMNS, **DECLARED_COLUMNS}
+    write_csv(output.csv, columns, rows)
+    raw_files = sorted(Path(output.raw).glob("*.json"))
+    provenance.write_sidecar(output.csv, produced_by="ssdartifact.steps.emussd_saturation", inputs=raw_files,
+                             configs={f"configs/{c}": config.config_hash(c)
+                                      for c in ("experiments/emussd.yaml", "devices.yaml")},
+                             device=device, started=started, columns=columns,
+                             tools={"fio": subprocess.run(["fio", "--version"], capture_output=True,
+                                                          text=True).stdout.strip()})

@@ -47,16 +47,17 @@ DeviceModel::DeviceModel(const DeviceParams& params) : params_(params) {
   queues_[static_cast<int>(Op::kFsync)].limit = 0;
 }
 
-uint64_t DeviceModel::pages_of(uint64_t bytes, int page_size) {
-  const uint64_t ps = static_cast<uint64_t>(page_size);
-  return std::max<uint64_t>(1, (bytes + ps - 1) / ps);
+uint64_t DeviceModel::pages_of(Op op, uint64_t bytes) const {
+  if (op == Op::kFsync) return 0;
+  const uint64_t ps = static_cast<uint64_t>(params_.page_size);
+  const uint64_t pages = (bytes + ps - 1) / ps;
+  return op == Op::kWrite ? std::max<uint64_t>(1, pages) : pages;
 }
 
 int64_t DeviceModel::service_time_ns(Op op, uint64_t bytes) const {
-  if (op == Op::kFsync) return 0;
   const double page_ns = params_.read_latency_us * 1000.0 *
                          (op == Op::kWrite ? params_.alpha : 1.0);
-  return std::llround(page_ns * static_cast<double>(pages_of(bytes, params_.page_size)));
+  return std::llround(page_ns * static_cast<double>(pages_of(op, bytes)));
 }
 
 bool DeviceModel::can_start(Op op) const {
@@ -134,10 +135,8 @@ void DeviceModel::release(Op op, uint64_t bytes, int64_t arrival_ns, int64_t sta
   const uint64_t queued = static_cast<uint64_t>(std::max<int64_t>(0, start_ns - arrival_ns));
   ++c.count;
   c.bytes += bytes;
-  if (op != Op::kFsync) {
-    c.pages += pages_of(bytes, params_.page_size);
-    c.declared_service_ns += static_cast<uint64_t>(service_time_ns(op, bytes));
-  }
+  c.pages += pages_of(op, bytes);
+  c.declared_service_ns += static_cast<uint64_t>(service_time_ns(op, bytes));
   c.service_ns += service;
   c.queue_ns += queued;
   c.max_service_ns = std::max(c.max_service_ns, service);
@@ -177,8 +176,9 @@ std::string DeviceModel::stats_json() const {
   std::snprintf(buf, sizeof buf,
                 "{\"params\": {\"read_latency_us\": %.3f, \"alpha\": %.6g, \"k_r\": %d, "
                 "\"k_w\": %d, \"page_size\": %d, \"channels\": %d,\n"
-                "  \"service_time_rule\": \"read_latency_us * ceil(bytes / page_size), "
-                "at least one page; writes times alpha\"},\n \"ops\": {",
+                "  \"service_time_rule\": \"read_latency_us * ceil(bytes / page_size); writes "
+                "times alpha, at least one page; reads charged for the bytes returned\"},\n"
+                " \"ops\": {",
                 params_.read_latency_us, params_.alpha, params_.k_r, params_.k_w,
                 params_.page_size, params_.channels);
   out += buf;

@@ -62,15 +62,19 @@ class DeviceModel {
 
   const DeviceParams& params() const { return params_; }
 
-  // Declared service time of one request: read_latency_us per started page
-  // (at least one page), times alpha for writes. fsync is not charged.
+  // Pages charged for a request of `bytes`: every started page counts. A
+  // write costs at least one page; a read of 0 bytes (at end of file: the
+  // file system answers it from the file size) costs nothing.
+  uint64_t pages_of(Op op, uint64_t bytes) const;
+  // Declared service time: read_latency_us per page, times alpha for
+  // writes. fsync is not charged.
   int64_t service_time_ns(Op op, uint64_t bytes) const;
-  static uint64_t pages_of(uint64_t bytes, int page_size);
 
   // Serves one request: `io` is the real backing I/O (its result is
   // returned). Blocks the calling thread for queueing plus service time.
   // A read that returns fewer bytes than requested (end of file) is charged
   // for the bytes it returned: the device reads only pages that exist.
+  // Writes are charged for the bytes requested.
   template <class IO>
   auto serve(Op op, uint64_t bytes, IO&& io) {
     lower_timer_slack();

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -652,6 +653,8 @@ int run_fuse(const Options& opts, DeviceModel& model) {
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   ret = fuse_session_loop_mt(se, cfg);
   fuse_loop_cfg_destroy(cfg);
+  // libfuse reports the signal that ended the loop: that is a clean stop.
+  if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP) ret = 0;
 
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);

@@ -25,13 +25,14 @@ std::string usage() {
          "  --alpha A            write/read asymmetry: a write page costs A times a read page (0 < A <= 1000)\n"
          "  --k-r N, --k-w N     reads / writes in service at once (1..4096)\n"
          "  --page-size B        bytes per page, a power of two in 512..1048576 (default 4096);\n"
-         "                       a request of n bytes costs ceil(n/B) pages, at least one\n"
+         "                       a write of n bytes costs ceil(n/B) pages (at least one), a read\n"
+         "                       the pages of the bytes it returns\n"
          "  --channels N         shared limit on reads + writes in service (0 = none, default)\n"
          "  --stats-out FILE     write the counters as JSON to FILE on unmount\n"
          "  --foreground         stay in the foreground (default: detach once mounted)\n"
          "  --debug              log every FUSE request (implies --foreground)\n"
          "The counters are readable at MOUNTPOINT/.emussd_stats while mounted.\n"
-         "Unmount with `fusermount3 -u MOUNTPOINT`, or SIGINT/SIGTERM in the foreground.\n";
+         "Unmount with `fusermount3 -u MOUNTPOINT`, or send emussd SIGINT or SIGTERM.\n";
 }
 
 namespace {

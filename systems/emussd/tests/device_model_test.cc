@@ -38,7 +38,9 @@ TEST(ServiceTime, OnePageTimePerStartedPageWritesTimesAlpha) {
   DeviceModel m(params(100, 3.0, 1, 1));
   EXPECT_EQ(m.service_time_ns(Op::kRead, 4096), 100000);
   EXPECT_EQ(m.service_time_ns(Op::kRead, 1), 100000);
-  EXPECT_EQ(m.service_time_ns(Op::kRead, 0), 100000);  // at least one page
+  EXPECT_EQ(m.service_time_ns(Op::kRead, 0), 0);  // end of file: no page read
+  EXPECT_EQ(m.service_time_ns(Op::kWrite, 0), 300000);  // a write costs at least one page
+  EXPECT_EQ(m.service_time_ns(Op::kWrite, 1), 300000);
   EXPECT_EQ(m.service_time_ns(Op::kRead, 4097), 200000);
   EXPECT_EQ(m.service_time_ns(Op::kRead, 128 * 1024), 3200000);
   EXPECT_EQ(m.service_time_ns(Op::kWrite, 4096), 300000);
@@ -82,6 +84,9 @@ TEST(Serve, ShortReadIsChargedForTheBytesReturned) {
   EXPECT_LT(now_ns() - t0, 32 * 200000 / 2);  // not charged 32 pages
   EXPECT_EQ(m.counters(Op::kRead).pages, 1u);
   EXPECT_EQ(m.counters(Op::kRead).bytes, 100u);
+  m.serve(Op::kRead, 4096, [] { return ssize_t{0}; });  // at end of file: free
+  EXPECT_EQ(m.counters(Op::kRead).pages, 1u);
+  EXPECT_EQ(m.counters(Op::kRead).count, 2u);
   t0 = now_ns();
   m.serve(Op::kRead, 8192, [] { return ssize_t{-5}; });  // error: charged as requested
   EXPECT_GE(now_ns() - t0, 2 * 200000);

@@ -1,6 +1,6 @@
 """Build emussd and mount instances of it: used by the tests and the benchmarks.
 
-    from emussd_harness import build, Mount
+    from emussd.harness import build, Mount     # with systems/ on sys.path
     binary = build()
     with Mount(binary, tmp_dir, read_latency_us=2000, alpha=3, k_r=8, k_w=4) as m:
         (m.mountpoint / "f").write_bytes(b"...")
@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-EMUSSD_DIR = Path(__file__).resolve().parent
+EMUSSD_DIR = Path(__file__).resolve().parents[1]  # systems/emussd: CMakeLists.txt and src/
 DEFAULT_BUILD_DIR = EMUSSD_DIR / "build"
 STATS_NAME = ".emussd_stats"
 

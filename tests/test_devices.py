@@ -1,0 +1,69 @@
+"""Declared devices: presets, refusals, and emulated devices that are always unmounted."""
+
+import os
+
+import pytest
+import yaml
+
+from ssdartifact import devices
+
+
+def test_a_preset_fills_in_the_model_and_declared_keys_override_it(configs):
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"].append({"name": "emu-fast", "kind": "emulated", "preset": "sata-like", "read_latency_us": 3000})
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    model = devices.emulated_model(devices.declaration("emu-fast"))
+    assert model == {"read_latency_us": 3000, "alpha": 1.5, "k_r": 25, "k_w": 9, "page_size": 4096}
+
+
+def test_an_undeclared_device_is_refused():
+    with pytest.raises(devices.DeviceError, match="'nvme9' is not declared in configs/devices.yaml; declared: local-disk"):
+        devices.declaration("nvme9")
+
+
+def test_a_file_device_refuses_more_than_its_declared_bytes():
+    with pytest.raises(devices.DeviceError, match="declaration allows max_bytes=2147483648"):
+        with devices.opened("local-disk", 1 << 40):
+            pass
+
+
+def test_a_file_device_removes_its_test_files(tmp_path):
+    with devices.opened("local-disk", 4096) as opened:
+        (opened.io_dir / "f").write_bytes(b"x" * 4096)
+        work = opened.io_dir
+    assert not work.exists()
+
+
+needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: emussd needs FUSE")
+
+
+@pytest.fixture(scope="module")
+def emussd_binary():
+    from emussd.harness import build
+    return build()
+
+
+@needs_fuse
+def test_an_emulated_device_is_unmounted_when_the_experiment_fails(emussd_binary, tmp_path):
+    with pytest.raises(RuntimeError, match="experiment failed"):
+        with devices.opened("emu-optane", 1 << 20, emussd_binary=emussd_binary,
+                            stats_out=tmp_path / "stats.json") as opened:
+            mountpoint = opened.io_dir.parent
+            assert os.path.ismount(mountpoint)
+            (opened.io_dir / "f").write_bytes(b"y" * 8192)
+            raise RuntimeError("experiment failed")
+    assert not os.path.ismount(mountpoint)
+    stats = (tmp_path / "stats.json").read_text()
+    assert '"write"' in stats
+
+
+@needs_fuse
+def test_stale_mounts_are_unmounted(emussd_binary):
+    from emussd.harness import Mount
+    mount = Mount(emussd_binary, devices.EMULATED_ROOT / "emu-optane", read_latency_us=2000, alpha=1.1, k_r=6, k_w=5)
+    mount.start()
+    try:
+        assert devices.unmount_stale() == [mount.mountpoint]
+        assert not os.path.ismount(mount.mountpoint)
+    finally:
+        mount.stop()

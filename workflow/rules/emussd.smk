@@ -1,0 +1,42 @@
+# emussd, the emulated SSD: its build, and its saturation benchmark (a fio thread
+# sweep that must flatten at the declared k; shown as a supplementary figure).
+
+EMUSSD_BINARY = "systems/emussd/build/emussd"
+EMUSSD_SATURATION = CONFIGS["experiments/emussd.yaml"]["saturation"]
+EMUSSD_RESULTS = ["results/emussd/saturation.csv"] if in_profile(EMUSSD_SATURATION["device"]) else []
+
+
+rule build_emussd:
+    """Build emussd with CMake (Release)."""
+    input:
+        "systems/emussd/CMakeLists.txt",
+        glob_wildcards_files("systems/emussd/src/{name}"),
+    output:
+        binary=EMUSSD_BINARY,
+    log:
+        "results/logs/build_emussd.log",
+    benchmark:
+        "results/benchmarks/build_emussd.tsv"
+    run:
+        steps.build_emussd(output.binary, log[0])
+
+
+rule emussd_saturation_sweep:
+    """fio thread sweep (1..4k) on the emulated device of configs/experiments/emussd.yaml."""
+    input:
+        binary=EMUSSD_BINARY,
+        experiment="configs/experiments/emussd.yaml",
+        devices="configs/devices.yaml",
+    output:
+        csv="results/emussd/saturation.csv",
+        sidecar="results/emussd/saturation.csv.json",
+        device_stats="results/emussd/saturation_device_stats.json",
+        raw=directory("results/raw/emussd/saturation"),
+    params:
+        fio_point=PROFILE_CONFIG["fio_point"],
+    log:
+        "results/logs/emussd_saturation_sweep.log",
+    benchmark:
+        "results/benchmarks/emussd_saturation_sweep.tsv"
+    run:
+        steps.emussd_saturation(input.binary, output, params.fio_point, log[0])

@@ -1,0 +1,111 @@
+"""Declared devices (configs/devices.yaml): resolving a declaration, checking it
+before use, and opening it for an experiment.
+
+Opening yields a directory to run I/O in; nothing outside the declared path (a
+file device's directory, or an emulated device's folder under scratch/emussd/)
+is ever written. An emulated device is mounted for the experiment and always
+unmounted afterwards, also when the experiment fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from . import REPO_ROOT, config
+
+EMULATED_ROOT = REPO_ROOT / "scratch" / "emussd"
+DEVICE_MODEL_KEYS = ("read_latency_us", "alpha", "k_r", "k_w", "page_size", "channels")
+
+
+class DeviceError(RuntimeError):
+    """A device does not match its declaration, lacks space, or cannot be opened."""
+
+
+def declaration(name: str) -> dict:
+    """A device's declaration; an emulated device's preset is merged under its own keys."""
+    devices = {d["name"]: d for d in config.load("devices.yaml")["devices"]}
+    if name not in devices:
+        raise DeviceError(f"device {name!r} is not declared in configs/devices.yaml; declared: {', '.join(devices)}")
+    device = dict(devices[name])
+    if device["kind"] == "emulated" and "preset" in device:
+        presets = config.load("emussd_presets.yaml")["presets"]
+        if device["preset"] not in presets:
+            raise DeviceError(f"configs/devices.yaml: device {name!r}: preset {device['preset']!r} does not exist; "
+                              f"presets: {', '.join(presets)} (configs/emussd_presets.yaml)")
+        preset = presets[device["preset"]]
+        device = {**{k: preset[k] for k in DEVICE_MODEL_KEYS if k in preset}, **device}
+    return device
+
+
+def emulated_model(device: dict) -> dict:
+    """The device-model parameters of an emulated device, with emussd's defaults filled in."""
+    missing = [k for k in ("read_latency_us", "alpha", "k_r", "k_w") if k not in device]
+    if missing:
+        raise DeviceError(f"emulated device {device['name']!r} lacks {', '.join(missing)} (and has no preset)")
+    return {"page_size": 4096, **{k: device[k] for k in DEVICE_MODEL_KEYS if k in device}}
+
+
+@dataclass
+class OpenDevice:
+    name: str
+    declaration: dict
+    io_dir: Path        # where the experiment's I/O goes
+    prepare_dir: Path   # where files may be created beforehand without going through the device
+
+
+def _check_space(path: Path, needed_bytes: int, limit: int, name: str) -> None:
+    if needed_bytes > limit:
+        raise DeviceError(f"device {name!r}: the experiment needs {needed_bytes} bytes but the declaration allows "
+                          f"max_bytes={limit}; raise max_bytes in configs/devices.yaml or shrink the experiment")
+    free = shutil.disk_usage(path).free
+    if free < needed_bytes:
+        raise DeviceError(f"device {name!r}: {path} has {free} bytes free, the experiment needs {needed_bytes}")
+
+
+@contextmanager
+def opened(name: str, needed_bytes: int, *, emussd_binary: Path | None = None,
+           stats_out: Path | None = None) -> Iterator[OpenDevice]:
+    device = declaration(name)
+    if device["kind"] == "file":
+        directory = (REPO_ROOT / device["path"]).resolve()
+        directory.mkdir(parents=True, exist_ok=True)
+        _check_space(directory, needed_bytes, device["max_bytes"], name)
+        work = directory / "ssd-artifact-io"
+        work.mkdir(exist_ok=True)
+        try:
+            yield OpenDevice(name, device, work, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)  # the test files never outlive the experiment
+    elif device["kind"] == "emulated":
+        from emussd.harness import Mount  # noqa: PLC0415 (only experiments on emulated devices need it)
+
+        if emussd_binary is None:
+            raise DeviceError(f"device {name!r} is emulated: the experiment must be given the emussd binary")
+        root = EMULATED_ROOT / name
+        shutil.rmtree(root / "backing", ignore_errors=True)  # each experiment starts from an empty device
+        root.mkdir(parents=True, exist_ok=True)
+        _check_space(root, needed_bytes, needed_bytes, name)
+        with Mount(emussd_binary, root, stats_out=stats_out, **emulated_model(device)) as mount:
+            (mount.backing / "io").mkdir(exist_ok=True)
+            yield OpenDevice(name, device, mount.mountpoint / "io", mount.backing / "io")
+        shutil.rmtree(root / "backing", ignore_errors=True)
+    else:
+        raise DeviceError(f"device {name!r} is a raw block device: block devices arrive with the Chapter 2 "
+                          "characterization (configs/devices.yaml)")
+
+
+def unmount_stale() -> list[Path]:
+    """Unmount emussd mounts left behind by an interrupted run (called when the workflow starts and ends)."""
+    left = []
+    if EMULATED_ROOT.exists():
+        for mountpoint in EMULATED_ROOT.glob("*/mnt"):
+            if os.path.ismount(mountpoint):
+                subprocess.run(["fusermount3", "-uz", str(mountpoint)], capture_output=True)
+                left.append(mountpoint)
+    return left
