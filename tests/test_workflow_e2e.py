@@ -38,7 +38,7 @@ def test_reproduce_from_a_clean_tree(clone):
     code, out = make(clone, "reproduce")
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
-    assert "claims:        23 passed, 0 failed, 6 not run" in out
+    assert "claims:        23 passed, 0 failed, 7 not run" in out
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "5 of 56 figures" in text and "1 of 14 tables" in text
@@ -97,7 +97,7 @@ def test_a_bad_config_stops_before_anything_runs(clone):
 def test_the_quick_profile_measures_an_emulated_ssd(clone):
     code, out = make(clone, "reproduce", profile="quick")
     assert code == 0, out[-3000:]
-    assert "claims:        29 passed, 0 failed, 0 not run" in out
+    assert "claims:        30 passed, 0 failed, 0 not run" in out
     assert (clone / "figures/generated/supp_emussd_saturation.pdf").exists()
     assert not os.path.ismount(clone / "scratch/emussd/emu-saturation/mnt"), "the emulated SSD must be unmounted"
     assert (clone / "results/emussd/saturation_device_stats.json").exists()
