@@ -67,3 +67,26 @@ def test_stale_mounts_are_unmounted(emussd_binary):
         assert not os.path.ismount(mount.mountpoint)
     finally:
         mount.stop()
+
+
+@needs_fuse
+def test_an_emulated_device_is_unmounted_when_the_workflow_is_killed(emussd_binary, tmp_path):
+    """A run killed mid-experiment (no cleanup code runs at all) must not leave the device mounted."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (f"from pathlib import Path; from ssdartifact import devices; import time\n"
+              f"with devices.opened('emu-optane', 1 << 20, emussd_binary=Path({str(emussd_binary)!r})) as d:\n"
+              f"    print('mounted', flush=True); time.sleep(60)\n")
+    experiment = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert experiment.stdout.readline().strip() == "mounted"
+    mountpoint = devices.EMULATED_ROOT / "emu-optane" / "mnt"
+    assert os.path.ismount(mountpoint)
+    experiment.send_signal(signal.SIGKILL)
+    experiment.wait()
+    deadline = time.monotonic() + 10
+    while os.path.ismount(mountpoint) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.ismount(mountpoint), "emussd must unmount when the process that mounted it dies"

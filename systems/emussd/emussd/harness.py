@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -45,6 +46,14 @@ def _run(cmd: list[str]) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise EmussdError(f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+
+
+def _terminate_with_parent() -> None:
+    """In the child before exec: SIGTERM when the thread that started it dies, so an
+    interrupted run (Ctrl-C, a killed workflow) does not leave the device mounted;
+    emussd unmounts cleanly on SIGTERM."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def fuse_available() -> bool:
@@ -99,7 +108,8 @@ class Mount:
         self.mountpoint.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                     preexec_fn=_terminate_with_parent)
         log.close()
         deadline = time.monotonic() + timeout
         while not os.path.ismount(self.mountpoint):
