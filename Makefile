@@ -9,7 +9,8 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims verify checksums test test-unit test-e2e lint clean
+.PHONY: help setup check-config reproduce figures paper claims verify checksums test test-unit test-e2e lint clean \
+	images images-lock images-save
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
@@ -17,7 +18,10 @@ help:
 	@echo "make verify      rebuild what is missing and compare deterministic outputs with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
-	@echo "make lint        snakemake --lint and actionlint"
+	@echo "make lint        snakemake --lint, actionlint and hadolint"
+	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
+	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
+	@echo "make images-lock re-resolve the images' package locks (then commit them)"
 	@echo "make clean       remove generated outputs (keeps results/reference and the Python environment)"
 	@echo "Options: PROFILE=quick|full|ci  CORES=N"
 
@@ -68,6 +72,20 @@ test-e2e: setup
 lint: setup
 	@snakemake --lint --config profile=$(PROFILE)
 	@actionlint
+	@python -m ssdartifact.containers lint
+
+IMAGES_DIR ?= results/images
+
+images: setup
+	@python -m ssdartifact.containers build
+
+# Re-resolve containers/*/packages.lock and python.lock from the mirror and uv.lock; commit the result.
+images-lock: setup
+	@python -m ssdartifact.containers lock
+
+# <name>.tar and <name>.tar.sha256 per image; archive them with containers/.cache/.
+images-save: images
+	@python -m ssdartifact.containers save --out $(IMAGES_DIR)
 
 clean:
 	rm -rf results/pio_model results/claims results/logs results/benchmarks results/checksums \

@@ -64,3 +64,9 @@ def test_manifest_names_each_changed_missing_or_unlisted_file(tmp_path, monkeypa
     assert problems[0].startswith("not in the manifest: c.tex")
     assert any(p.startswith("changed: a.csv") for p in problems)
     assert "missing: b.pdf" in problems
+
+
+def test_atomic_writes_get_the_usual_file_mode(tmp_path):
+    from ssdartifact.files import _UMASK, atomic_write_text
+    atomic_write_text(tmp_path / "r.csv", "x\n")
+    assert (tmp_path / "r.csv").stat().st_mode & 0o777 == 0o666 & ~_UMASK

