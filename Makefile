@@ -7,7 +7,9 @@ SHELL := /bin/bash
 
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) --rerun-incomplete
+# RUNTIME=docker runs every step in its system's image (overrides the profile's runtime).
+RUNTIME ?=
+SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
 .PHONY: help setup check-config reproduce figures paper claims verify checksums test test-unit test-e2e lint clean \
 	images images-lock images-save
@@ -23,7 +25,7 @@ help:
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
 	@echo "make clean       remove generated outputs (keeps results/reference and the Python environment)"
-	@echo "Options: PROFILE=quick|full|ci  CORES=N"
+	@echo "Options: PROFILE=quick|full|ci  CORES=N  RUNTIME=native|docker"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:

@@ -7,6 +7,7 @@ from ssdartifact import devices
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/images.smk"
 include: "workflow/rules/pio_model.smk"
 include: "workflow/rules/emussd.smk"
 

@@ -18,3 +18,27 @@ def test_tools_see_the_reproducible_date(tmp_path):
     log = tmp_path / "env.log"
     steps.run_logged(["sh", "-c", "echo $SOURCE_DATE_EPOCH $FORCE_SOURCE_DATE"], str(log))
     assert log.read_text().split() == [steps.REPRODUCIBLE_ENV["SOURCE_DATE_EPOCH"], "1"]
+
+
+def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(steps, "_run_in_container", lambda image, name, args, kwargs, devices, caps:
+                        calls.append((image, name, args, devices, caps)))
+    monkeypatch.delenv(steps.IN_CONTAINER, raising=False)
+    monkeypatch.setitem(steps.RUNTIME, "kind", "docker")
+    steps.pio_model_curve("fig_3_2", str(tmp_path / "c.csv"), str(tmp_path / "l.log"))
+    steps.emussd_saturation("bin", "c.csv", "s.json", "raw", {"runtime_ms": 1, "ramp_ms": 0}, "l.log")
+    assert [(c[0], c[1]) for c in calls] == [("pio", "pio_model_curve"), ("emussd", "emussd_saturation")]
+    assert calls[1][3:] == (("/dev/fuse",), ("SYS_ADMIN",)), "FUSE needs its device and capability, nothing more"
+    assert not (tmp_path / "c.csv").exists(), "nothing may run on the host"
+
+
+def test_inside_the_container_the_step_runs_itself(monkeypatch, tmp_path):
+    monkeypatch.setitem(steps.RUNTIME, "kind", "docker")
+    monkeypatch.setenv(steps.IN_CONTAINER, "ssd-artifact/pio:0123@sha256:abc")
+    csv = tmp_path / "c.csv"
+    call = '{"args": ["fig_3_1", "%s", "%s"], "kwargs": {}}' % (csv, tmp_path / "l.log")
+    assert steps.main(["pio_model_curve", call]) == 0
+    import json
+    runtime = json.loads((tmp_path / "c.csv.json").read_text())["runtime"]
+    assert runtime == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc"}

@@ -1,6 +1,7 @@
 """End to end, as a new user would: the README's commands in a fresh copy of the
 repository (slow: run by `make test-e2e`, which `make test` and CI include)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -105,3 +106,23 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     assert len(raw) == 22, "one raw fio JSON per point"
     code, out = make(clone, "verify", profile="quick")
     assert code == 0 and "verify: OK" in out, out[-2000:]
+
+
+def _docker_engine() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _docker_engine(), reason="no Docker engine here: the docker runtime is not tested")
+def test_the_docker_runtime_gives_the_same_bytes_as_native(clone):
+    """Every step in its system's image (built or found by `make images`), as the host user."""
+    assert make(clone, "clean")[0] == 0
+    code, out = make(clone, "reproduce", "RUNTIME=docker")
+    assert code == 0, out[-3000:]
+    sidecar = json.loads((clone / "figures/generated/fig_3_2.pdf.json").read_text())
+    assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/report:")
+    assert (clone / "paper/build/artifact.pdf").stat().st_uid == os.getuid()
+    code, out = make(clone, "verify", "RUNTIME=docker")
+    assert code == 0 and "verify: OK" in out, out[-3000:]

@@ -7,6 +7,7 @@ rule check_claims:
     """Evaluate every thesis claim and write the claims report (CSV, Markdown, HTML)."""
     input:
         claims="configs/claims.yaml",
+        image=image("report"),
         data=claim_data_files(PRODUCED_RESULTS),
     output:
         csv=CLAIMS_REPORT[0],

@@ -12,6 +12,11 @@ INVENTORY = CONFIGS["inventory.yaml"]
 CLAIMS = CONFIGS["claims.yaml"]["claims"]
 
 PROFILE_CONFIG = artifact_config.load_profile(PROFILE)
+# native or docker: the profile's choice, or `--config runtime=...` (make RUNTIME=docker ...).
+RUNTIME = config.get("runtime", PROFILE_CONFIG["runtime"])
+if RUNTIME not in ("native", "docker"):
+    raise WorkflowError(f"runtime {RUNTIME!r} is not allowed; allowed values: 'native', 'docker'")
+steps.configure(RUNTIME)
 # Every item the artifact can regenerate: output path -> inventory entry.
 REPRODUCIBLE = {output_of(item): item for item in reproduced_items(INVENTORY)}
 
@@ -39,3 +44,8 @@ def claim_data_files(produced):
 def glob_wildcards_files(pattern):
     """The files matching a one-wildcard pattern, e.g. every source of a system."""
     return sorted(expand(pattern, name=glob_wildcards(pattern).name))
+
+
+def image(name):
+    """The image a rule's step runs in, as an input: built by build_image with the docker runtime."""
+    return [f"results/images/{name}.id"] if RUNTIME == "docker" else []

@@ -13,6 +13,7 @@ rule write_document_sources:
     """Generate the document's LaTeX from the inventory, the reproduced items and the claims."""
     input:
         inventory="configs/inventory.yaml",
+        image=image("report"),
         claims=CLAIMS_REPORT[0],
         reproduced=list(REPRODUCED),
         scripts=sorted({item["reproduced"]["script"] for item in REPRODUCED.values()}),
@@ -30,6 +31,7 @@ rule build_document:
     """Typeset the document with latexmk (reproducible bytes: fixed date, no trailer ID)."""
     input:
         main="paper/artifact.tex",
+        image=image("report"),
         sources=DOCUMENT_SOURCES,
         reproduced=list(REPRODUCED),
     output:

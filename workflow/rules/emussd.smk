@@ -11,6 +11,7 @@ rule build_emussd:
     input:
         "systems/emussd/CMakeLists.txt",
         glob_wildcards_files("systems/emussd/src/{name}"),
+        image("emussd"),
     output:
         binary=EMUSSD_BINARY,
     log:
@@ -27,6 +28,7 @@ rule emussd_saturation_sweep:
         binary=EMUSSD_BINARY,
         experiment="configs/experiments/emussd.yaml",
         devices="configs/devices.yaml",
+        image=image("emussd"),
     output:
         csv="results/emussd/saturation.csv",
         sidecar="results/emussd/saturation.csv.json",
@@ -39,4 +41,4 @@ rule emussd_saturation_sweep:
     benchmark:
         "results/benchmarks/emussd_saturation_sweep.tsv"
     run:
-        steps.emussd_saturation(input.binary, output, params.fio_point, log[0])
+        steps.emussd_saturation(input.binary, output.csv, output.device_stats, output.raw, params.fio_point, log[0])

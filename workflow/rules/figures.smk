@@ -16,6 +16,7 @@ rule draw_figure:
     input:
         script=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["script"],
         theme="figures/scripts/theme.R",
+        image=image("report"),
         data=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["inputs"],
     output:
         pdf="figures/generated/{name}.pdf",
@@ -35,6 +36,7 @@ rule typeset_table:
     input:
         script=lambda w: reproduction(f"paper/generated/{w.name}.tex")["script"],
         data=lambda w: reproduction(f"paper/generated/{w.name}.tex")["inputs"],
+        image=image("report"),
     output:
         tex="paper/generated/{name}.tex",
         sidecar="paper/generated/{name}.tex.json",

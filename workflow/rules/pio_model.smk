@@ -9,6 +9,7 @@ rule pio_model_curve:
     input:
         grid="configs/experiments/pio_model.yaml",
         code=["systems/pio/pio/model.py", "systems/pio/pio/curves.py"],
+        image=image("pio"),
     output:
         csv="results/pio_model/{curve}.csv",
         sidecar="results/pio_model/{curve}.csv.json",

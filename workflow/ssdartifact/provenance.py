@@ -27,6 +27,19 @@ def _git(*args: str) -> str | None:
     return result.stdout.strip()
 
 
+# Set inside a workflow step's container to "<image tag>@<image id>" (ssdartifact.steps).
+RUNTIME_ENV = "SSD_ARTIFACT_IMAGE"
+
+
+def runtime_facts() -> dict[str, Any]:
+    """Where this process runs: natively, or in which image (tag and id) for the docker runtime."""
+    identity = os.environ.get(RUNTIME_ENV)
+    if not identity:
+        return {"kind": "native"}
+    tag, _, image_id = identity.partition("@")
+    return {"kind": "docker", "image": tag, "image_id": image_id}
+
+
 def git_state() -> dict[str, Any]:
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
@@ -91,7 +104,7 @@ def write_sidecar(
         "git": git_state(),
         "configs": configs or {},
         "device": device,
-        "runtime": runtime or {"kind": "native"},
+        "runtime": runtime or runtime_facts(),
         "tools": tool_versions(tools),
         "host": host_facts(),
         "started": started,

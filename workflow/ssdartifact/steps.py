@@ -1,6 +1,11 @@
 """What each workflow rule does, one function per rule, so the rules stay
 declarations (inputs, outputs, logs) and the actions are plain, testable Python.
 
+Where a step runs is decided here, once: each step names its system's image
+(`@in_image`), and with `runtime: docker` the call is made again inside that
+image (`python -m ssdartifact.steps NAME ARGS-AS-JSON`), with only the repository
+and the declared devices mounted. Snakemake has no Docker runtime of its own.
+
 Commands run through `run_logged`, the one place that decides how a tool is
 started: with the environment that makes generated PDFs reproducible, from the
 repository root, its output in the rule's log, and on failure an error that
@@ -9,6 +14,8 @@ quotes the end of that log.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import subprocess
@@ -26,6 +33,61 @@ class StepFailed(RuntimeError):
     """A tool exited non-zero; the message quotes the end of its log."""
 
 
+# How this run executes its steps; set once by the workflow (configure) from the profile.
+RUNTIME = {"kind": "native"}
+IN_CONTAINER = provenance.RUNTIME_ENV  # set inside a step's container: its image tag and id
+STEPS = {}
+
+
+def configure(runtime: str) -> None:
+    RUNTIME["kind"] = runtime
+
+
+def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = ()):
+    """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE)."""
+    def wrap(function):
+        STEPS[function.__name__] = function
+
+        @functools.wraps(function)
+        def step(*args, **kwargs):
+            if RUNTIME["kind"] == "native" or os.environ.get(IN_CONTAINER):
+                return function(*args, **kwargs)
+            return _run_in_container(image, function.__name__, args, kwargs, devices, capabilities)
+        return step
+    return wrap
+
+
+def _run_in_container(image: str, name: str, args: tuple, kwargs: dict, devices, capabilities) -> None:
+    from . import containers  # noqa: PLC0415 (only the docker runtime needs it)
+
+    tag = containers.ensure_image(image)
+    identity = f"{tag}@{containers.image_id(tag)}"
+    call = json.dumps({"args": [_plain(a) for a in args], "kwargs": {k: _plain(v) for k, v in kwargs.items()}})
+    command = containers.docker_run_command(
+        tag, ["python", "-m", "ssdartifact.steps", name, call], repo_root=REPO_ROOT,
+        bind_paths=devices_bind_paths(), devices=devices, cap_add=capabilities, env={IN_CONTAINER: identity})
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise StepFailed(f"step {name} in image {tag} exited with {result.returncode}:\n"
+                         f"{(result.stdout + result.stderr)[-3000:]}")
+
+
+def _plain(value):
+    """Snakemake's file lists are list subclasses with extra state: pass plain lists and strings."""
+    return [str(v) for v in value] if isinstance(value, list) else value
+
+
+def devices_bind_paths() -> list[Path]:
+    """Declared file-device directories outside the repository (the repository itself is always mounted)."""
+    paths = []
+    for device in config.load("devices.yaml")["devices"]:
+        if device["kind"] == "file":
+            path = (REPO_ROOT / device["path"]).resolve()
+            if REPO_ROOT not in path.parents and path.exists():
+                paths.append(path)
+    return paths
+
+
 def run_logged(command: list[str], log: str) -> None:
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as handle:
@@ -36,22 +98,26 @@ def run_logged(command: list[str], log: str) -> None:
         raise StepFailed(f"{' '.join(command)} exited with {result.returncode}; end of {log}:\n{tail}")
 
 
+@in_image("pio")
 def pio_model_curve(curve: str, csv: str, log: str) -> None:
     run_logged([sys.executable, "-m", "pio.curves", curve, csv], log)
 
 
+@in_image("report")
 def draw_figure(script: str, theme: str, data: list[str], pdf: str, log: str) -> None:
     started = provenance.now()
     run_logged(["Rscript", script, *data, pdf], log)
     provenance.write_sidecar(pdf, produced_by=script, inputs=[script, theme, *data], started=started)
 
 
+@in_image("report")
 def typeset_table(script: str, data: list[str], tex: str, log: str) -> None:
     started = provenance.now()
     run_logged([sys.executable, script, *data, tex], log)
     provenance.write_sidecar(tex, produced_by=script, inputs=[script, *data], started=started)
 
 
+@in_image("report")
 def check_claims(data: list[str], csv: str, markdown: str, html: str, log: str) -> None:
     """Check every claim on the CSVs this profile produced (`data`); the others are 'not run'."""
     rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data))
@@ -59,11 +125,13 @@ def check_claims(data: list[str], csv: str, markdown: str, html: str, log: str) 
     Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
 
 
+@in_image("report")
 def write_document_sources(claims_csv: str, out_dir: str, built: list[str], log: str) -> None:
     written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built))
     Path(log).write_text("".join(f"wrote {path}\n" for path in written), encoding="utf-8")
 
 
+@in_image("report")
 def build_document(main: str, pdf: str, log: str) -> None:
     out_dir = str(Path(pdf).parent)
     run_logged(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", f"-outdir={out_dir}", main], log)
@@ -72,10 +140,19 @@ def build_document(main: str, pdf: str, log: str) -> None:
         built.replace(pdf)
 
 
+def build_image(name: str, identity: str, log: str) -> None:
+    from . import containers  # noqa: PLC0415
+
+    tag = containers.ensure_image(name)
+    Path(identity).write_text(f"{tag}@{containers.image_id(tag)}\n", encoding="utf-8")
+    Path(log).write_text(f"image {name}: {tag}\n", encoding="utf-8")
+
+
 def list_outputs(paths: list[str], listing: str) -> None:
     Path(listing).write_text("".join(f"{path}\n" for path in paths), encoding="utf-8")
 
 
+@in_image("emussd")
 def build_emussd(binary: str, log: str) -> None:
     from emussd.harness import build  # noqa: PLC0415 (only this rule needs CMake)
 
@@ -91,7 +168,8 @@ DECLARED_COLUMNS = {
 }
 
 
-def emussd_saturation(binary: str, output, fio_point: dict, log: str) -> None:
+@in_image("emussd", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+def emussd_saturation(binary: str, csv: str, device_stats: str, raw: str, fio_point: dict, log: str) -> None:
     """fio thread sweep on emussd's benchmark device; each row also carries the declared model."""
     from pio.fio import TIDY_COLUMNS, FioPoint  # noqa: PLC0415
     from pio.sweep import prepare_sparse_files, run_sweep  # noqa: PLC0415
@@ -106,9 +184,9 @@ def emussd_saturation(binary: str, output, fio_point: dict, log: str) -> None:
     needed = max(p.threads for p in points) * experiment["file_size"]
     with open(log, "w", encoding="utf-8") as progress, \
             devices.opened(device["name"], needed, emussd_binary=Path(binary),
-                           stats_out=Path(output.device_stats)) as opened:
+                           stats_out=Path(device_stats)) as opened:
         prepare_sparse_files(points, opened.prepare_dir)
-        rows = run_sweep(points, opened.io_dir, Path(output.raw), opened.name, progress)
+        rows = run_sweep(points, opened.io_dir, Path(raw), opened.name, progress)
     pages = math.ceil(experiment["block_size"] / model["page_size"])
     for row in rows:
         write = row["op"] == "write"
@@ -117,11 +195,23 @@ def emussd_saturation(binary: str, output, fio_point: dict, log: str) -> None:
                    declared_k=model["k_w"] if write else model["k_r"])
         row["declared_iops"] = row["declared_k"] * 1e6 / service_us
     columns = {**TIDY_COLUMNS, **DECLARED_COLUMNS}
-    write_csv(output.csv, columns, rows)
-    raw_files = sorted(Path(output.raw).glob("*.json"))
-    provenance.write_sidecar(output.csv, produced_by="ssdartifact.steps.emussd_saturation", inputs=raw_files,
+    write_csv(csv, columns, rows)
+    raw_files = sorted(Path(raw).glob("*.json"))
+    provenance.write_sidecar(csv, produced_by="ssdartifact.steps.emussd_saturation", inputs=raw_files,
                              configs={f"configs/{c}": config.config_hash(c)
                                       for c in ("experiments/emussd.yaml", "devices.yaml")},
                              device=device, started=started, columns=columns,
                              tools={"fio": subprocess.run(["fio", "--version"], capture_output=True,
                                                           text=True).stdout.strip()})
+
+
+def main(argv: list[str]) -> int:
+    """Inside a step's container: python -m ssdartifact.steps NAME '{"args": [...], "kwargs": {...}}'."""
+    name, call = argv
+    arguments = json.loads(call)
+    STEPS[name](*arguments["args"], **arguments["kwargs"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

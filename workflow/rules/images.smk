@@ -1,0 +1,20 @@
+# Container images (configs/containers.yaml), built in the DAG for the docker runtime.
+# An image's tag hashes its directory and the base's lock, so it is rebuilt only when they change.
+
+IMAGE_NAMES = sorted(CONFIGS["containers.yaml"]["images"])
+
+
+rule build_image:
+    """Build (or find) one system's pinned image; records its tag and id."""
+    input:
+        lambda w: sorted(glob_wildcards_files(f"containers/{w.name}/{{name}}")) + ["containers/base/packages.lock"],
+    output:
+        identity="results/images/{name}.id",
+    wildcard_constraints:
+        name="|".join(IMAGE_NAMES),
+    log:
+        "results/logs/build_image/{name}.log",
+    benchmark:
+        "results/benchmarks/build_image/{name}.tsv"
+    run:
+        steps.build_image(wildcards.name, output.identity, log[0])
