@@ -583,11 +583,11 @@ def fetch_debs(lock_path: Path, base: dict) -> list[Path]:
     store = CACHE / "debs"
     store.mkdir(parents=True, exist_ok=True)
     mirror = mirror_of(base)
-    todo = [deb for deb in debs if not ((store / deb.filename).exists()
+    to_fetch = [deb for deb in debs if not ((store / deb.filename).exists()
                                         and sha256_file(store / deb.filename) == deb.sha256)]
-    if todo:
+    if to_fetch:
         check_mirror(mirror, base["suite"])
-        _say(f"fetching {len(todo)} of {len(debs)} .debs of {_rel(lock_path)} from {mirror}")
+        _say(f"fetching {len(to_fetch)} of {len(debs)} .debs of {_rel(lock_path)} from {mirror}")
 
         def fetch(deb: Deb) -> tuple[bool, str] | None:
             """None when stored; else (is the version gone from the mirror?, what went wrong)."""
@@ -616,7 +616,7 @@ def fetch_debs(lock_path: Path, base: dict) -> list[Path]:
             return None
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            problems = [(deb, problem) for deb, problem in zip(todo, pool.map(fetch, todo), strict=True) if problem]
+            problems = [(deb, problem) for deb, problem in zip(to_fetch, pool.map(fetch, to_fetch), strict=True) if problem]
         gone = [(deb, reason) for deb, (missing, reason) in problems if missing]
         if gone:
             raise missing_versions_error(lock_path, gone, mirror)
