@@ -78,12 +78,14 @@ def _plain(value):
 
 
 def devices_bind_paths() -> list[Path]:
-    """Declared file-device directories outside the repository (the repository itself is always mounted)."""
+    """Declared file-device directories outside the repository (the repository itself is always
+    mounted). Each is created first: `docker run -v` must not create it, as root, itself."""
     paths = []
     for device in config.load("devices.yaml")["devices"]:
         if device["kind"] == "file":
             path = (REPO_ROOT / device["path"]).resolve()
-            if REPO_ROOT not in path.parents and path.exists():
+            if REPO_ROOT not in path.parents:
+                path.mkdir(parents=True, exist_ok=True)
                 paths.append(path)
     return paths
 
