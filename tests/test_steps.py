@@ -42,3 +42,13 @@ def test_inside_the_container_the_step_runs_itself(monkeypatch, tmp_path):
     import json
     runtime = json.loads((tmp_path / "c.csv.json").read_text())["runtime"]
     assert runtime == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc"}
+
+
+def test_only_declared_directories_outside_the_repository_are_mounted(configs, tmp_path):
+    import yaml
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    outside = tmp_path / "ssd" / "bench"
+    data["devices"].append({"name": "my-ssd", "kind": "file", "path": str(outside), "max_bytes": 1 << 30})
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    assert steps.devices_bind_paths() == [outside]  # local-disk lives inside the repository
+    assert outside.is_dir()
