@@ -10,10 +10,11 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/images.smk"
 include: "workflow/rules/pio_model.smk"
 include: "workflow/rules/emussd.smk"
+include: "workflow/rules/pio.smk"
 
 
 # Every tidy CSV this profile's experiments produce.
-PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS
+PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS
 
 
 include: "workflow/rules/figures.smk"

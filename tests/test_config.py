@@ -37,7 +37,7 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: description, devices, fio_point, name, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: characterize, description, devices, fio_point, name, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\].kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
@@ -115,3 +115,13 @@ def test_unknown_preset_is_refused(configs):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated",
                                                                     "preset": "floppy-like"}))
     assert "preset: 'floppy-like' is not in configs/emussd_presets.yaml; presets: optane-like" in _error()
+
+
+def test_profile_characterizes_only_its_own_devices(configs):
+    _edit(configs / "profiles/quick.yaml", lambda d: d["characterize"].update(devices=["emu-pcie"]))
+    assert "key characterize.devices: 'emu-pcie' is not in this profile's devices" in _error()
+
+
+def test_characterization_must_measure_4_kib(configs):
+    _edit(configs / "experiments/pio.yaml", lambda d: d["characterization"].update(random_block_sizes=[8192]))
+    assert "experiments/pio.yaml: key characterization.random_block_sizes" in _error()

@@ -27,6 +27,29 @@ def test_a_file_device_refuses_more_than_its_declared_bytes():
             pass
 
 
+def declare_block(configs, **keys):
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"].append({"name": "nvme-scratch", "kind": "block", "path": "/dev/nvme-absent",
+                            "max_bytes": 1 << 30, **keys})
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+
+
+def test_a_block_device_not_declared_destructive_is_never_opened(configs):
+    declare_block(configs, destructive=False)
+    with pytest.raises(devices.DeviceError, match="set destructive: true"):
+        with devices.opened("nvme-scratch", 4096):
+            pass
+    with pytest.raises(devices.DeviceError, match="set destructive: true"):
+        devices.declared_block_devices()  # the docker runtime checks on the host before passing it in
+
+
+def test_a_declared_block_device_that_does_not_exist_is_refused(configs):
+    declare_block(configs, destructive=True)
+    with pytest.raises(devices.DeviceError, match="/dev/nvme-absent"):
+        with devices.opened("nvme-scratch", 4096):
+            pass
+
+
 def test_a_file_device_removes_its_test_files(tmp_path):
     with devices.opened("local-disk", 4096) as opened:
         (opened.io_dir / "f").write_bytes(b"x" * 4096)

@@ -45,3 +45,48 @@ def test_a_run_without_completed_ios_is_an_error(tmp_path):
     (tmp_path / "raw.json").write_text(json.dumps(report))
     with pytest.raises(RuntimeError, match="completed no read"):
         fio.tidy_row(tmp_path / "raw.json", point(), "x")
+
+
+def test_write_points_can_ask_for_steady_state_and_record_it(tmp_path):
+    p = point(op="write", steady_state="iops_slope:2%", steady_window_ms=60000)
+    args = fio.command(p, tmp_path, tmp_path / "o.json")
+    assert "--steadystate=iops_slope:2%" in args and "--ss_dur=60000ms" in args
+    side = {"total_ios": 10, "iops": 1.0, "bw_bytes": 4096,
+            "clat_ns": {"mean": 1000, "percentile": {v: 1000 for v in fio.PERCENTILES.values()}}}
+    for attained, expected in ((1, "reached"), (0, "not reached")):
+        report = {"jobs": [{"job_runtime": 2000, "write": side, "steadystate": {"attained": attained}}]}
+        (tmp_path / "raw.json").write_text(json.dumps(report))
+        assert fio.tidy_row(tmp_path / "raw.json", p, "d")["steady_state"] == expected
+    report = {"jobs": [{"job_runtime": 2000, "read": side}]}
+    (tmp_path / "raw.json").write_text(json.dumps(report))
+    assert fio.tidy_row(tmp_path / "raw.json", point(), "d")["steady_state"] == fio.UNCHECKED
+
+
+def test_a_block_device_target_shares_one_region():
+    args = fio.command(point(threads=4), fio.Target(block_device="/dev/nvme9n1"), "o.json")
+    assert "--filename=/dev/nvme9n1" in args and not any(a.startswith("--directory") for a in args)
+    with pytest.raises(ValueError):
+        fio.Target()
+
+
+def test_interference_reads_beside_throttled_writers_on_separate_files(tmp_path):
+    from pio import sweep
+
+    foreground = point(threads=1)
+    background = point(op="write", threads=3)
+    args = sweep.interference_command(foreground, background, 1000, fio.Target(directory=tmp_path), tmp_path / "o")
+    assert args.index("--name=foreground") < args.index("--name=background") < args.index("--rate=,1000")
+    assert "--filename=point.0.0" in args and "--filename=point.1.0:point.2.0:point.3.0" in args
+    alone = sweep.interference_command(foreground, None, 0, fio.Target(directory=tmp_path), tmp_path / "o")
+    assert "--name=background" not in alone
+
+
+def test_real_interference_run_reports_foreground_reads(tmp_path):
+    from pio import sweep
+
+    rows = sweep.interference(point(threads=1), point(op="write", threads=2), 4e6, [0, 0.5],
+                              fio.Target(directory=tmp_path), tmp_path / "raw", "scratch", progress=open("/dev/null", "w"))
+    assert [r["background_fraction"] for r in rows] == [0, 0.5]
+    assert rows[0]["background_bytes_s"] == 0 and rows[1]["background_bytes_s"] > 0
+    assert rows[1]["background_target_bytes_s"] == 2e6
+    assert all(r["lat_mean_us"] > 0 for r in rows)

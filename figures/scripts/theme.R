@@ -87,3 +87,23 @@ plot_speedup_panels <- function(d, concurrency, x_label) {
     labs(x = x_label, y = "Speedup (x)") +
     theme_thesis()
 }
+
+# Helpers of the device-characterization figures (Chapter 2).
+# A CSV boolean ("true"/"false", or TRUE/FALSE once parsed) as a logical.
+is_true <- function(x) tolower(as.character(x)) == "true"
+# A string quoted for plotmath labels (label_parsed).
+plotmath_string <- function(x) paste0('"', gsub('(["\\\\])', "\\\\\\1", x), '"')
+# Powers of two over the axis range (every other one when there are too many for a narrow panel).
+log2_breaks <- function(limits) {
+  b <- 2^seq(ceiling(log2(limits[1])), floor(log2(limits[2])))
+  if (length(b) > 6) b <- b[seq(1, length(b), by = 2)]
+  b
+}
+# Three significant digits, but never fewer than the integer digits (2094.4 -> "2094", 1.3 -> "1.30"); NA stays "NA".
+sig_format <- function(x, digits = 3) {
+  out <- rep("NA", length(x))
+  ok <- !is.na(x)
+  decimals <- ifelse(x[ok] == 0, 0L, as.integer(pmax(0, digits - 1 - floor(log10(abs(x[ok]))))))
+  out[ok] <- sprintf("%.*f", decimals, x[ok])
+  out
+}

@@ -5,7 +5,7 @@
 # sidecars chain them to the raw outputs instead. `make verify` and
 # `make checksums` build this list (and so every output on it) first.
 
-MEASURED_RESULTS = EMUSSD_RESULTS
+MEASURED_RESULTS = EMUSSD_RESULTS + PIO_RESULTS
 DETERMINISTIC_OUTPUTS = sorted(
     PIO_MODEL_RESULTS
     + [

@@ -49,3 +49,8 @@ def glob_wildcards_files(pattern):
 def image(name):
     """The image a rule's step runs in, as an input: built by build_image with the docker runtime."""
     return [f"results/images/{name}.id"] if RUNTIME == "docker" else []
+
+
+def emussd_binary_for(wildcards):
+    """The emussd binary, as an input of experiments on emulated devices only."""
+    return [EMUSSD_BINARY] if steps.devices.declaration(wildcards.device)["kind"] == "emulated" else []

@@ -36,6 +36,7 @@ rule emussd_saturation_sweep:
         raw=directory("results/raw/emussd/saturation"),
     params:
         fio_point=PROFILE_CONFIG["fio_point"],
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     log:
         "results/logs/emussd_saturation_sweep.log",
     benchmark:

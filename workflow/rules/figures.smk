@@ -41,7 +41,7 @@ rule typeset_table:
         tex="paper/generated/{name}.tex",
         sidecar="paper/generated/{name}.tex.json",
     wildcard_constraints:
-        name=r"table_\d+_\d+",
+        name=r"table_\d+_\d+|supp_[a-z0-9_]+",
     log:
         "results/logs/typeset_table/{name}.log",
     benchmark:

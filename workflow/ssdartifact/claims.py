@@ -3,7 +3,8 @@
 Check kinds (all evaluated inside one CSV, never across machines):
   value      one selected row's column is within a tolerance of the thesis's number
   monotone   y is monotone in x within every group
-  all_rows   a boolean expression holds on every selected row
+  all_rows   a boolean expression holds on every selected row (if_none: the reason
+             to report 'not run' when no row is selected, e.g. no flash device measured)
   compare    an aggregate of one selection is above/below an aggregate of another
   influence  how much y changes along one axis (max/min, geometric mean over the
              other axis) compared with another axis, or trending over a group variable
@@ -81,6 +82,8 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
 
 def check_all_rows(frame: pd.DataFrame, check: dict) -> Outcome:
     rows = _select(frame, check.get("where"))
+    if rows.empty and "if_none" in check:  # a claim about devices this profile did not measure
+        return Outcome(NOT_RUN, "", check["if_none"])
     if rows.empty:
         raise ValueError("the selection is empty")
     holds = rows.eval(check["expression"])

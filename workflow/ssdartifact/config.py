@@ -33,6 +33,7 @@ SCHEMA_OF = {
     "containers.yaml": "containers",
     "emussd_presets.yaml": "emussd_presets",
     "experiments/emussd.yaml": "emussd",
+    "experiments/pio.yaml": "pio",
 }
 
 
@@ -185,6 +186,10 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
             if device not in devices:
                 problems.append(f"configs/{relative}: key devices: {device!r} is not declared in "
                                 f"configs/devices.yaml; declared: {', '.join(devices) or 'none'}")
+        for device in profile["characterize"]["devices"]:
+            if device not in profile["devices"]:
+                problems.append(f"configs/{relative}: key characterize.devices: {device!r} is not in this "
+                                f"profile's devices ({', '.join(profile['devices']) or 'none'}); add it there")
     inventory = loaded.get("inventory.yaml")
     if inventory:
         for kind in ("figures", "tables"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from . import REPO_ROOT, config
+from . import REPO_ROOT, blockdev, config
 
 EMULATED_ROOT = REPO_ROOT / "scratch" / "emussd"
 DEVICE_MODEL_KEYS = ("read_latency_us", "alpha", "k_r", "k_w", "page_size", "channels")
@@ -55,8 +55,9 @@ def emulated_model(device: dict) -> dict:
 class OpenDevice:
     name: str
     declaration: dict
-    io_dir: Path        # where the experiment's I/O goes
-    prepare_dir: Path   # where files may be created beforehand without going through the device
+    io_dir: Path | None       # where the experiment's I/O goes (a directory), or None for a block device
+    prepare_dir: Path | None  # where files may be created beforehand without going through the device
+    block_path: Path | None = None  # a raw block device, checked by blockdev.check_block_device
 
 
 def _check_space(path: Path, needed_bytes: int, limit: int, name: str) -> None:
@@ -96,8 +97,28 @@ def opened(name: str, needed_bytes: int, *, emussd_binary: Path | None = None,
             yield OpenDevice(name, device, mount.mountpoint / "io", mount.backing / "io")
         shutil.rmtree(root / "backing", ignore_errors=True)
     else:
-        raise DeviceError(f"device {name!r} is a raw block device: block devices arrive with the Chapter 2 "
-                          "characterization (configs/devices.yaml)")
+        path = Path(os.path.realpath(device["path"]))
+        try:
+            blockdev.check_block_device(device)
+            size = blockdev.block_device_size(str(path))
+        except (blockdev.BlockDeviceRefused, ValueError) as error:
+            raise DeviceError(str(error)) from error
+        if needed_bytes > min(size, device["max_bytes"]):
+            raise DeviceError(f"device {name!r}: the experiment needs {needed_bytes} bytes of {device['path']}, "
+                              f"which has {size} bytes and allows max_bytes={device['max_bytes']}; raise max_bytes "
+                              "in configs/devices.yaml (within the device) or shrink the experiment")
+        yield OpenDevice(name, device, None, None, block_path=path)
+
+
+def declared_block_devices() -> list[dict]:
+    """Every declared raw block device, checked (a step in a container is given exactly these)."""
+    declared = [d for d in config.load("devices.yaml")["devices"] if d["kind"] == "block"]
+    for device in declared:
+        try:
+            blockdev.check_block_device(device)
+        except blockdev.BlockDeviceRefused as error:
+            raise DeviceError(str(error)) from error
+    return declared
 
 
 def unmount_stale() -> list[Path]:

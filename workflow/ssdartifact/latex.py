@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _SPECIAL = {
@@ -41,3 +42,20 @@ def tabular(header: list[str], rows: list[list[str]], align: str) -> str:
     lines += [" & ".join(map(escape, row)) + r" \\" for row in rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+# An empty or NA table cell.
+MISSING = "–"
+
+
+def significant(text: str, digits: int = 3) -> str:
+    """Three significant digits, but never fewer than the integer digits (2094.4 -> "2094", 6.812 -> "6.81");
+    an empty or NA cell is printed as a dash."""
+    if text.strip() in ("", "NA", "nan", "NaN"):
+        return MISSING
+    value = float(text)
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+

@@ -16,9 +16,9 @@ TABLE_DIR = "paper/generated"
 
 
 def output_of(item: dict) -> str:
-    """Where the regenerated item is written: derived from its script's name."""
+    """Where the regenerated item is written: derived from its script (R draws figures, Python typesets tables)."""
     script = Path(item["reproduced"]["script"])
-    if script.name.startswith(("fig_", "supp_")):
+    if script.suffix == ".R":
         return f"{FIGURE_DIR}/{script.stem}.pdf"
     return f"{TABLE_DIR}/{script.stem}.tex"
 
@@ -113,13 +113,15 @@ def chapter_tex(chapter: dict, inventory: dict, claims: list[dict]) -> str:
 
 
 def appendix_tex(inventory: dict, claims: list[dict]) -> str:
-    """Supplementary figures: what the artifact adds to check its own instruments."""
+    """Supplementary figures and tables: what the artifact adds to check its own instruments,
+    and the second thesis's device measurements (Yang) on the same devices."""
     items = inventory.get("supplementary", [])
     if not items:
         return ""
-    parts = [r"\appendix", r"\chapter{Supplementary figures}",
-             "These figures are not in the thesis: they validate the artifact's own instruments.", ""]
-    parts += [item_tex("Figure", item, claims) for item in items]
+    parts = [r"\appendix", r"\chapter{Supplementary figures and tables}",
+             "These are not in the thesis: they validate the artifact's own instruments, or add the second "
+             "thesis's device measurements (queue depth, tail latency, interference) on the same devices.", ""]
+    parts += [item_tex("Table" if output_of(item).endswith(".tex") else "Figure", item, claims) for item in items]
     return "\n".join(parts) + "\n"
 
 

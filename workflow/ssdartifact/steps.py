@@ -43,8 +43,12 @@ def configure(runtime: str) -> None:
     RUNTIME["kind"] = runtime
 
 
-def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = ()):
-    """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE)."""
+def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
+             block_devices: bool = False):
+    """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE).
+
+    With block_devices, the declared raw block devices are passed in too, after their safety
+    checks ran here on the host: inside the container the host's mounts are not visible."""
     def wrap(function):
         STEPS[function.__name__] = function
 
@@ -52,9 +56,15 @@ def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str,
         def step(*args, **kwargs):
             if RUNTIME["kind"] == "native" or os.environ.get(IN_CONTAINER):
                 return function(*args, **kwargs)
-            return _run_in_container(image, function.__name__, args, kwargs, devices, capabilities)
+            passed = (*devices, *(d["path"] for d in declared_block_devices())) if block_devices else devices
+            return _run_in_container(image, function.__name__, args, kwargs, passed, capabilities)
         return step
     return wrap
+
+
+def declared_block_devices() -> list[dict]:
+    # in_image's parameter `devices` hides the module of that name inside its closure
+    return devices.declared_block_devices()
 
 
 def _run_in_container(image: str, name: str, args: tuple, kwargs: dict, devices, capabilities) -> None:
@@ -205,6 +215,75 @@ def emussd_saturation(binary: str, csv: str, device_stats: str, raw: str, fio_po
                              device=device, started=started, columns=columns,
                              tools={"fio": subprocess.run(["fio", "--version"], capture_output=True,
                                                           text=True).stdout.strip()})
+
+
+CHARACTERIZATION_DECLARED = {
+    "kind": "the device's kind (file, block or emulated)",
+    "medium": "declared storage medium (flash, optane, hdd, virtual, unknown; emulated for emussd)",
+    "declared_alpha": "emulated devices: the declared write/read cost ratio (empty for real devices)",
+    "declared_k_r": "emulated devices: the declared read concurrency",
+    "declared_k_w": "emulated devices: the declared write concurrency",
+}
+
+
+def characterization_outputs(directory: str) -> dict[str, Path]:
+    return {name: Path(directory) / f"{name}.csv" for name in ("sweeps", "alpha_k", "interference", "writeback")}
+
+
+@in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
+def characterize_device(name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int, log: str) -> None:
+    """Thesis Chapter 2 on one declared device: every CSV of results/pio/devices/<name>/
+    (`binary`: emussd's, for an emulated device, else empty)."""
+    from pio import bench, characterize, fio, sweep, writeback_app  # noqa: PLC0415
+
+    started = provenance.now()
+    out_dir = f"results/pio/devices/{name}"
+    experiment = config.load("experiments/pio.yaml")
+    device = devices.declaration(name)
+    needed = bench.needed_bytes(experiment, max_threads)
+    with open(log, "w", encoding="utf-8") as progress, \
+            devices.opened(name, needed, emussd_binary=Path(binary[0]) if binary else None,
+                           stats_out=Path(out_dir) / "device_stats.json") as opened:
+        target = (fio.Target(block_device=opened.block_path) if opened.block_path
+                  else fio.Target(directory=opened.io_dir))
+        emulated = device["kind"] == "emulated"
+        results = bench.run(bench.OpenedTarget(name, target, opened.prepare_dir if emulated else None,
+                                               bool(device.get("precondition"))),
+                            experiment, fio_point, max_threads, Path(raw), progress)
+    model = devices.emulated_model(device) if emulated else {}
+    declared = {"kind": device["kind"], "medium": "emulated" if emulated else device.get("medium", "unknown"),
+                "declared_alpha": model.get("alpha"), "declared_k_r": model.get("k_r"), "declared_k_w": model.get("k_w")}
+    for row in results.alpha_k + results.writeback:
+        row.update(declared)
+    tables = {"sweeps": (bench.SWEEP_COLUMNS, results.sweeps),
+              "alpha_k": ({**characterize.ALPHA_K_COLUMNS, **CHARACTERIZATION_DECLARED}, results.alpha_k),
+              "interference": (sweep.INTERFERENCE_COLUMNS, results.interference),
+              "writeback": ({**writeback_app.COLUMNS, **CHARACTERIZATION_DECLARED}, results.writeback)}
+    raw_files = sorted(Path(raw).glob("*.json"))
+    for table, path in characterization_outputs(out_dir).items():
+        columns, rows = tables[table]
+        write_csv(path, columns, rows)
+        provenance.write_sidecar(path, produced_by="ssdartifact.steps.characterize_device", inputs=raw_files,
+                                 configs={f"configs/{c}": config.config_hash(c)
+                                          for c in ("experiments/pio.yaml", "devices.yaml")},
+                                 device=device, started=started, columns=columns, tools={"fio": fio.version()})
+
+
+def gather_characterization(per_device: list[str], out_dir: str, log: str) -> None:
+    """One CSV per table over every characterized device (the figures and claims read these)."""
+    import pandas as pd  # noqa: PLC0415
+
+    started = provenance.now()
+    for table, path in characterization_outputs(out_dir).items():
+        parts = [Path(directory) / path.name for directory in per_device]
+        frames = [pd.read_csv(part, keep_default_na=False, dtype=str) for part in parts]
+        described = json.loads(Path(f"{parts[0]}.json").read_text(encoding="utf-8"))["columns"]
+        columns = {name: described[name] for name in frames[0].columns}  # the per-device CSVs' order
+        frame = pd.concat(frames)
+        write_csv(path, columns, frame.to_dict("records"))
+        provenance.write_sidecar(path, produced_by="ssdartifact.steps.gather_characterization", inputs=parts,
+                                 started=started, columns=columns)
+    Path(log).write_text(f"gathered {len(per_device)} devices into {out_dir}\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,9 @@
 """Running fio for one measurement point and turning its JSON into one tidy row.
 
-Every point runs with direct I/O, time-based, after a ramp, on one file per job
-(so concurrent writers never share an inode), with iodepth as a declared
-parameter and the number of jobs (threads) as the concurrency. fio's JSON is
+Every point runs with direct I/O, time-based, after a ramp, with iodepth as a
+declared parameter and the number of jobs (threads) as the concurrency. On a
+directory each job has its own file (so concurrent writers never share an
+inode); on a raw block device all jobs share the declared region. fio's JSON is
 kept as the raw output; the tidy row is derived from it only.
 """
 
@@ -16,7 +17,10 @@ from pathlib import Path
 RW_MODE = {("read", "random"): "randread", ("write", "random"): "randwrite",
            ("read", "sequential"): "read", ("write", "sequential"): "write"}
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99_9": "99.900000", "p99_99": "99.990000"}
+PERCENTILE_LIST = ":".join(p.rstrip("0").rstrip(".") for p in PERCENTILES.values())
 JOB_NAME = "point"
+# steady_state column: fio's steady-state detection was not asked for (the point is shorter than its window)
+UNCHECKED = "unchecked"
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,9 @@ class FioPoint:
     engine: str        # fio ioengine (psync, io_uring, libaio)
     runtime_ms: int    # measured time, after the ramp
     ramp_ms: int
-    file_size: int     # bytes of each job's file
+    file_size: int     # bytes of each job's file (of the shared region on a block device)
+    steady_state: str = ""    # fio --steadystate criterion (e.g. iops_slope:2%), or "" for none
+    steady_window_ms: int = 0  # fio --ss_dur
 
     def __post_init__(self) -> None:
         if (self.op, self.pattern) not in RW_MODE:
@@ -38,27 +44,59 @@ class FioPoint:
             raise ValueError(f"invalid fio point {self}")
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where a point's I/O goes: a directory (one file per job) or a raw block device."""
+    directory: Path | None = None
+    block_device: Path | None = None
+
+    def __post_init__(self) -> None:
+        if (self.directory is None) == (self.block_device is None):
+            raise ValueError("a fio target is either a directory or a block device")
+
+    def options(self) -> list[str]:
+        if self.directory is not None:
+            return [f"--directory={self.directory}"]
+        return [f"--filename={self.block_device}"]
+
+
 def job_files(point: FioPoint, directory: Path) -> list[Path]:
     """The files fio's jobs use (fio's default names), so they can be prepared beforehand."""
     return [directory / f"{JOB_NAME}.{job}.0" for job in range(point.threads)]
 
 
-def command(point: FioPoint, directory: Path, output_json: Path) -> list[str]:
-    return [
-        "fio", f"--name={JOB_NAME}", f"--directory={directory}", f"--rw={RW_MODE[point.op, point.pattern]}",
-        f"--bs={point.block_size}", f"--size={point.file_size}", f"--numjobs={point.threads}",
-        f"--iodepth={point.iodepth}", f"--ioengine={point.engine}", "--direct=1", "--time_based",
-        f"--runtime={point.runtime_ms}ms", f"--ramp_time={point.ramp_ms}ms", "--group_reporting",
-        "--randrepeat=0", f"--percentile_list={':'.join(p.rstrip('0').rstrip('.') for p in PERCENTILES.values())}",
-        "--output-format=json", f"--output={output_json}",
+def point_options(point: FioPoint) -> list[str]:
+    """The options of one job section (fio applies options to the --name before them)."""
+    options = [
+        f"--rw={RW_MODE[point.op, point.pattern]}", f"--bs={point.block_size}", f"--size={point.file_size}",
+        f"--numjobs={point.threads}", f"--iodepth={point.iodepth}", f"--ioengine={point.engine}", "--direct=1",
+        "--time_based", f"--runtime={point.runtime_ms}ms", f"--ramp_time={point.ramp_ms}ms",
+        "--randrepeat=0", f"--percentile_list={PERCENTILE_LIST}",
     ]
+    if point.steady_state:
+        options += [f"--steadystate={point.steady_state}", f"--ss_dur={point.steady_window_ms}ms"]
+    return options
 
 
-def run(point: FioPoint, directory: Path, output_json: Path) -> None:
+def command(point: FioPoint, target: Target | Path, output_json: Path) -> list[str]:
+    target = target if isinstance(target, Target) else Target(directory=target)
+    return ["fio", f"--name={JOB_NAME}", *target.options(), *point_options(point), "--group_reporting",
+            "--output-format=json", f"--output={output_json}"]
+
+
+def run_command(arguments: list[str], output_json: Path, what: str) -> None:
     output_json.parent.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(command(point, directory, output_json), capture_output=True, text=True)
+    result = subprocess.run(arguments, capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError(f"fio failed (exit {result.returncode}) for {point}:\n{result.stderr[-2000:]}")
+        raise RuntimeError(f"fio failed (exit {result.returncode}) for {what}:\n{result.stderr[-2000:]}")
+
+
+def run(point: FioPoint, target: Target | Path, output_json: Path) -> None:
+    run_command(command(point, target, output_json), output_json, str(point))
+
+
+def version() -> str:
+    return subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
 
 
 TIDY_COLUMNS = {
@@ -77,23 +115,35 @@ TIDY_COLUMNS = {
     "lat_p99_9_us": "99.9th percentile completion latency, microseconds",
     "lat_p99_99_us": "99.99th percentile completion latency, microseconds",
     "duration_s": "measured seconds (after the ramp)",
+    "steady_state": "fio's steady-state detection: reached, not reached, or unchecked (point shorter than its window)",
 }
+
+
+def side_metrics(job: dict, op: str, where: Path) -> dict:
+    """IOPS, bandwidth and completion latencies of one job's read or write side."""
+    side = job[op]
+    if side["total_ios"] == 0:
+        raise RuntimeError(f"fio completed no {op} in {where}: the device did not answer in time")
+    percentiles = side["clat_ns"].get("percentile", {})
+    return {
+        "iops": side["iops"],
+        "bandwidth_bytes_s": side["bw_bytes"],
+        "lat_mean_us": side["clat_ns"]["mean"] / 1000,
+        **{f"lat_{name}_us": percentiles[key] / 1000 for name, key in PERCENTILES.items()},
+    }
+
+
+def steady_state_of(job: dict, point: FioPoint) -> str:
+    if not point.steady_state:
+        return UNCHECKED
+    return "reached" if job.get("steadystate", {}).get("attained") else "not reached"
 
 
 def tidy_row(output_json: Path, point: FioPoint, device: str) -> dict:
     report = json.loads(output_json.read_text())
     job = report["jobs"][0]  # group_reporting: one aggregate for all jobs
-    side = job[point.op]
-    if side["total_ios"] == 0:
-        raise RuntimeError(f"fio completed no {point.op} in {output_json}: the device did not answer in time")
-    percentiles = side["clat_ns"].get("percentile", {})
     row = {key: value for key, value in asdict(point).items() if key in TIDY_COLUMNS}
-    row.update({
-        "device": device,
-        "iops": side["iops"],
-        "bandwidth_bytes_s": side["bw_bytes"],
-        "lat_mean_us": side["clat_ns"]["mean"] / 1000,
-        **{f"lat_{name}_us": percentiles[key] / 1000 for name, key in PERCENTILES.items()},
-        "duration_s": job["job_runtime"] / 1000 / point.threads,
-    })
+    row.update(device=device, **side_metrics(job, point.op, output_json),
+               duration_s=job["job_runtime"] / 1000 / point.threads,
+               steady_state=steady_state_of(job, point))
     return row

@@ -1,0 +1,157 @@
+"""Device characterization (thesis Chapter 2): the adaptive thread search and the
+declared rule that turns a sweep into α and k (configs/experiments/pio.yaml).
+
+The thesis picked k by hand, "where the device bandwidth is close to saturation
+or where the rate of bandwidth increase drops significantly" (T486). Here:
+  * the thread count doubles until a doubling adds less than `plateau_growth`
+    of bandwidth (the plateau), then bisects between the last point below and
+    the first point at `saturation_fraction` of the best bandwidth seen, so k is
+    found to one thread with O(log k) points instead of a dense grid;
+  * k = the fewest threads reaching `saturation_fraction` of the maximum
+    bandwidth; the latency knee (the most threads whose mean latency stays
+    within `latency_knee_factor` of the single-thread latency, T490) is
+    reported beside it as a cross-check;
+  * α = max read bandwidth / max write bandwidth at one block size (T554), and
+    alpha_cost = the per-request cost of a write over that of a read, each at
+    its own k (Little's law: in-flight requests / IOPS). The PIO model's α is
+    this cost ratio (a write costs α reads; batches of up to k run at once), so
+    the two agree only when k_r = k_w; emussd's declared α is the cost ratio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+ALPHA_K_COLUMNS = {
+    "device": "declared device name (configs/devices.yaml)",
+    "pattern": "random or sequential",
+    "block_size": "bytes per request",
+    "alpha": "max read bandwidth / max write bandwidth (thesis definition, T554)",
+    "alpha_cost": "per-request cost of a write at k_w over that of a read at k_r (the PIO model's alpha)",
+    "k_r": "fewest threads reaching the saturation fraction of the max read bandwidth",
+    "k_w": "fewest threads reaching the saturation fraction of the max write bandwidth",
+    "k_r_latency_knee": "most threads whose mean read latency stays within the knee factor of one thread's",
+    "k_w_latency_knee": "most threads whose mean write latency stays within the knee factor of one thread's",
+    "read_saturated": "whether the read search found a plateau below max_threads (else k_r is a lower bound)",
+    "write_saturated": "whether the write search found a plateau below max_threads (else k_w is a lower bound)",
+    "read_bw_max": "max read bandwidth over the sweep, bytes per second",
+    "write_bw_max": "max write bandwidth over the sweep, bytes per second",
+    "read_gain": "max read bandwidth / read bandwidth of one thread (the thesis's '40x')",
+    "write_gain": "max write bandwidth / write bandwidth of one thread",
+    "read_lat_1_us": "mean read latency of one thread (thesis Table 2.1), microseconds",
+    "write_lat_1_us": "mean write latency of one thread (thesis Table 2.1), microseconds",
+    "write_steady_state": "fio steady state of the write points from k_w on: reached, not reached or unchecked",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    max_threads: int
+    plateau_growth: float
+    saturation_fraction: float
+    latency_knee_factor: float
+
+    def __post_init__(self) -> None:
+        if self.max_threads < 1 or not 0 < self.saturation_fraction <= 1 or self.plateau_growth <= 0 \
+                or self.latency_knee_factor <= 1:
+            raise ValueError(f"invalid characterization rule {self}")
+
+
+def search_threads(bandwidth_at: Callable[[int], float], rule: Rule) -> dict[int, float]:
+    """Measure bandwidth at the thread counts the search needs; returns {threads: bandwidth}."""
+    measured: dict[int, float] = {}
+
+    def measure(threads: int) -> float:
+        if threads not in measured:
+            measured[threads] = bandwidth_at(threads)
+        return measured[threads]
+
+    threads = 1
+    measure(1)
+    while threads * 2 <= rule.max_threads:
+        if measure(threads * 2) < (1 + rule.plateau_growth) * measure(threads):
+            break
+        threads *= 2
+    target = rule.saturation_fraction * max(measured.values())
+    high = min(t for t, bandwidth in measured.items() if bandwidth >= target)
+    low = max((t for t in measured if t < high), default=0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if measure(middle) >= target:
+            high = middle
+        else:
+            low = middle
+    return measured
+
+
+def saturation_row(rows: list[dict], rule: Rule) -> dict:
+    """The row at k: the fewest threads reaching the saturation fraction of the max bandwidth."""
+    target = rule.saturation_fraction * max(row["bandwidth_bytes_s"] for row in rows)
+    return min((row for row in rows if row["bandwidth_bytes_s"] >= target), key=lambda row: row["threads"])
+
+
+def latency_knee(rows: list[dict], rule: Rule) -> int:
+    """Most threads before the mean latency first exceeds knee factor x the single-thread latency."""
+    ordered = sorted(rows, key=lambda row: row["threads"])
+    limit = rule.latency_knee_factor * ordered[0]["lat_mean_us"]
+    knee = ordered[0]["threads"]
+    for row in ordered:
+        if row["lat_mean_us"] > limit:
+            break
+        knee = row["threads"]
+    return knee
+
+
+def saturated(rows: list[dict], rule: Rule) -> bool:
+    """Did the search end on a plateau (its last doubling gained too little), not on max_threads?"""
+    bandwidth = {row["threads"]: row["bandwidth_bytes_s"] for row in rows}
+    top = max(bandwidth)
+    return top // 2 in bandwidth and top > 1 and bandwidth[top] < (1 + rule.plateau_growth) * bandwidth[top // 2]
+
+
+def cost_per_request(row: dict) -> float:
+    """Seconds one request occupies the device on average at this load (Little's law)."""
+    return row["threads"] * row["iodepth"] / row["iops"]
+
+
+def combined_steady_state(rows: list[dict], from_threads: int) -> str:
+    states = {row["steady_state"] for row in rows if row["threads"] >= from_threads}
+    for state in ("not reached", "unchecked", "reached"):
+        if state in states:
+            return state
+    raise ValueError("no rows to judge steady state on")
+
+
+def estimate(device: str, pattern: str, block_size: int, reads: list[dict], writes: list[dict],
+             rule: Rule) -> dict:
+    """One alpha_k row from the read and the write sweep of one (pattern, block size)."""
+    if not reads or not writes:
+        raise ValueError(f"{device}: α and k need both a read and a write sweep at {pattern} {block_size} B")
+    k_read, k_write = saturation_row(reads, rule), saturation_row(writes, rule)
+    one_read = min(reads, key=lambda row: row["threads"])
+    one_write = min(writes, key=lambda row: row["threads"])
+    read_max = max(row["bandwidth_bytes_s"] for row in reads)
+    write_max = max(row["bandwidth_bytes_s"] for row in writes)
+    return {
+        "device": device, "pattern": pattern, "block_size": block_size,
+        "alpha": read_max / write_max,
+        "alpha_cost": cost_per_request(k_write) / cost_per_request(k_read),
+        "k_r": k_read["threads"], "k_w": k_write["threads"],
+        "k_r_latency_knee": latency_knee(reads, rule), "k_w_latency_knee": latency_knee(writes, rule),
+        "read_saturated": saturated(reads, rule), "write_saturated": saturated(writes, rule),
+        "read_bw_max": read_max, "write_bw_max": write_max,
+        "read_gain": read_max / one_read["bandwidth_bytes_s"],
+        "write_gain": write_max / one_write["bandwidth_bytes_s"],
+        "read_lat_1_us": one_read["lat_mean_us"], "write_lat_1_us": one_write["lat_mean_us"],
+        "write_steady_state": combined_steady_state(writes, k_write["threads"]),
+    }
+
+
+def estimate_all(rows: list[dict], rule: Rule) -> list[dict]:
+    """alpha_k rows for every (device, pattern, block size) with a read and a write thread sweep."""
+    groups: dict[tuple, dict[str, list[dict]]] = {}
+    for row in rows:
+        groups.setdefault((row["device"], row["pattern"], row["block_size"]), {"read": [], "write": []})[
+            row["op"]].append(row)
+    return [estimate(*key, sides["read"], sides["write"], rule) for key, sides in sorted(groups.items())]
