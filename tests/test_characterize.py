@@ -72,3 +72,18 @@ def test_writeback_batches_cover_k_w_and_beyond():
     assert bench.writeback_batches(8, 2) == [1, 2, 4, 7, 8, 9, 16]
     assert bench.writeback_batches(5, 2) == [1, 2, 4, 5, 6, 8, 10]
     assert bench.writeback_batches(1, 2) == [1, 2]
+
+
+def test_later_experiments_read_a_measured_device(tmp_path):
+    from ssdartifact.tidy import write_csv
+
+    row = characterize.estimate("emu", "random", 4096,
+                                rows_for("read", 10, 0.001, characterize.search_threads(emulated_curve(10, 0.001), RULE)),
+                                rows_for("write", 4, 0.002, characterize.search_threads(emulated_curve(4, 0.002), RULE)),
+                                RULE)
+    write_csv(tmp_path / "alpha_k.csv", characterize.ALPHA_K_COLUMNS, [row])
+    measured = characterize.measured_device(tmp_path / "alpha_k.csv", "emu")
+    assert measured == {"alpha": pytest.approx(2.0), "k_r": 10, "k_w": 4, "read_saturated": True,
+                        "write_saturated": True}
+    with pytest.raises(LookupError, match="characterize it first"):
+        characterize.measured_device(tmp_path / "alpha_k.csv", "emu", block_size=8192)

@@ -125,3 +125,10 @@ def test_profile_characterizes_only_its_own_devices(configs):
 def test_characterization_must_measure_4_kib(configs):
     _edit(configs / "experiments/pio.yaml", lambda d: d["characterization"].update(random_block_sizes=[8192]))
     assert "experiments/pio.yaml: key characterization.random_block_sizes" in _error()
+
+
+def test_a_file_system_twin_must_be_a_declared_file_device(configs):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append(
+        {"name": "nvme-raw", "kind": "block", "path": "/dev/nvme1n1", "destructive": True, "max_bytes": 1 << 30,
+         "file_system_twin": "emu-optane"}))
+    assert "file_system_twin: 'emu-optane' is not a declared file device; file devices: local-disk" in _error()

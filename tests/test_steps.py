@@ -52,3 +52,21 @@ def test_only_declared_directories_outside_the_repository_are_mounted(configs, t
     (configs / "devices.yaml").write_text(yaml.safe_dump(data))
     assert steps.devices_bind_paths() == [outside]  # local-disk lives inside the repository
     assert outside.is_dir()
+
+
+def test_raw_devices_are_paired_with_their_file_system_twins(tmp_path):
+    import csv
+    import json
+
+    columns = {"device": "d", "sweep": "s", "pattern": "p", "op": "o", "threads": "t"}
+    rows = [{"device": device, "sweep": sweep, "pattern": "random", "op": "read", "threads": 1}
+            for device in ("nvme-raw", "nvme-fs", "other") for sweep in ("threads", "queue_depth")]
+    sweeps = tmp_path / "sweeps.csv"
+    steps.write_csv(sweeps, columns, rows)
+    (tmp_path / "sweeps.csv.json").write_text(json.dumps({"columns": columns}))
+    out = tmp_path / "raw_vs_fs.csv"
+    steps.pair_raw_and_file_system(str(sweeps), str(out), {"nvme-raw": "nvme-fs"}, str(tmp_path / "log"))
+    paired = list(csv.DictReader(out.open()))
+    assert [(r["ssd"], r["access"], r["device"]) for r in paired] == [
+        ("nvme-raw", "without file system", "nvme-raw"), ("nvme-raw", "with file system", "nvme-fs")]
+    assert all(r["sweep"] == "threads" for r in paired)

@@ -5,7 +5,15 @@
 PIO_EXPERIMENT = "configs/experiments/pio.yaml"
 CHARACTERIZED = PROFILE_CONFIG["characterize"]["devices"]
 PIO_TABLES = ["sweeps", "alpha_k", "interference", "writeback"]
-PIO_RESULTS = [f"results/pio/{table}.csv" for table in PIO_TABLES] if CHARACTERIZED else []
+PIO_GATHERED = [f"results/pio/{table}.csv" for table in PIO_TABLES] if CHARACTERIZED else []
+# Figure 2.7: raw block devices beside their file-system twins, when both are characterized.
+FILE_SYSTEM_PAIRS = {
+    name: twin
+    for name in CHARACTERIZED
+    if (twin := steps.devices.declaration(name).get("file_system_twin")) in CHARACTERIZED
+}
+RAW_VS_FS = ["results/pio/raw_vs_fs.csv"] if FILE_SYSTEM_PAIRS else []
+PIO_RESULTS = PIO_GATHERED + RAW_VS_FS
 
 
 rule characterize_device:
@@ -13,12 +21,14 @@ rule characterize_device:
     input:
         binary=emussd_binary_for,
         experiment=PIO_EXPERIMENT,
-        devices="configs/devices.yaml",
         image=image("pio"),
     output:
         csv=expand("results/pio/devices/{{device}}/{table}.csv", table=PIO_TABLES),
         raw=directory("results/raw/pio/{device}"),
     params:
+        # This device's declaration, not all of configs/devices.yaml: declaring another device
+        # must not redo hours of measurements (Snakemake reruns a job when its params change).
+        declaration=lambda w: steps.devices.declaration(w.device),
         fio_point=PROFILE_CONFIG["fio_point"],
         max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
     threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
@@ -35,8 +45,22 @@ rule gather_characterization:
     input:
         expand("results/pio/devices/{device}/{table}.csv", device=CHARACTERIZED, table=PIO_TABLES),
     output:
-        PIO_RESULTS,
+        PIO_GATHERED,
     log:
         "results/logs/gather_characterization.log",
     run:
         steps.gather_characterization([f"results/pio/devices/{d}" for d in CHARACTERIZED], "results/pio", log[0])
+
+
+rule raw_vs_fs:
+    """The sweeps of each raw block device and of its file-system twin, for Figure 2.7."""
+    input:
+        "results/pio/sweeps.csv",
+    output:
+        RAW_VS_FS,
+    params:
+        pairs=FILE_SYSTEM_PAIRS,
+    log:
+        "results/logs/raw_vs_fs.log",
+    run:
+        steps.pair_raw_and_file_system(input[0], output[0], params.pairs, log[0])

@@ -176,6 +176,11 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
         if device.get("preset") is not None and device["preset"] not in presets:
             problems.append(f"configs/devices.yaml: key devices[{index}].preset: {device['preset']!r} is not "
                             f"in configs/emussd_presets.yaml; presets: {', '.join(presets)}")
+        twin = device.get("file_system_twin")
+        file_devices = [d["name"] for d in loaded["devices.yaml"]["devices"] if d["kind"] == "file"]
+        if twin is not None and twin not in file_devices:
+            problems.append(f"configs/devices.yaml: key devices[{index}].file_system_twin: {twin!r} is not a "
+                            f"declared file device; file devices: {', '.join(file_devices) or 'none'}")
     for relative, profile in loaded.items():
         if not relative.startswith("profiles/"):
             continue

@@ -14,6 +14,7 @@ quotes the end of that log.
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import math
@@ -284,6 +285,29 @@ def gather_characterization(per_device: list[str], out_dir: str, log: str) -> No
         provenance.write_sidecar(path, produced_by="ssdartifact.steps.gather_characterization", inputs=parts,
                                  started=started, columns=columns)
     Path(log).write_text(f"gathered {len(per_device)} devices into {out_dir}\n", encoding="utf-8")
+
+
+RAW_VS_FS_COLUMNS = {
+    "ssd": "the raw block device's name: both rows of a pair describe this SSD",
+    "access": "without file system (the raw block device) or with file system (its file_system_twin)",
+}
+
+
+def pair_raw_and_file_system(sweeps: str, csv_out: str, pairs: dict[str, str], log: str) -> None:
+    """Thread-search rows of every raw device and its file-system twin (thesis Figure 2.7)."""
+    started = provenance.now()
+    with open(sweeps, newline="", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["sweep"] == "threads" and row["pattern"] == "random"]
+    described = json.loads(Path(f"{sweeps}.json").read_text(encoding="utf-8"))["columns"]
+    paired = [{"ssd": raw, "access": access, **row}
+              for raw, twin in sorted(pairs.items())
+              for device, access in ((raw, "without file system"), (twin, "with file system"))
+              for row in rows if row["device"] == device]
+    columns = {**RAW_VS_FS_COLUMNS, **{name: described[name] for name in rows[0]}} if rows else RAW_VS_FS_COLUMNS
+    write_csv(csv_out, columns, paired)
+    provenance.write_sidecar(csv_out, produced_by="ssdartifact.steps.pair_raw_and_file_system", inputs=[sweeps],
+                             started=started, columns=columns)
+    Path(log).write_text(f"paired {len(pairs)} raw devices with their file-system twins\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ or where the rate of bandwidth increase drops significantly" (T486). Here:
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from typing import Callable
 
@@ -155,3 +156,16 @@ def estimate_all(rows: list[dict], rule: Rule) -> list[dict]:
         groups.setdefault((row["device"], row["pattern"], row["block_size"]), {"read": [], "write": []})[
             row["op"]].append(row)
     return [estimate(*key, sides["read"], sides["write"], rule) for key, sides in sorted(groups.items())]
+
+
+def measured_device(alpha_k_csv, device: str, block_size: int = 4096) -> dict:
+    """alpha_cost, k_r and k_w of a characterized device at one block size (random I/O), as later
+    experiments use them (ACE's n_w, CAVE's thread count), with the saturation flags."""
+    with open(alpha_k_csv, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["device"] == device and row["pattern"] == "random" and int(row["block_size"]) == block_size:
+                return {"alpha": float(row["alpha_cost"]), "k_r": int(row["k_r"]), "k_w": int(row["k_w"]),
+                        "read_saturated": row["read_saturated"] == "true",
+                        "write_saturated": row["write_saturated"] == "true"}
+    raise LookupError(f"{alpha_k_csv}: no random {block_size}-byte row for device {device!r}; "
+                      "characterize it first (add it to the profile's characterize.devices)")
