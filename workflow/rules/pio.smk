@@ -30,14 +30,14 @@ rule characterize_device:
         # must not redo hours of measurements (Snakemake reruns a job when its params change).
         declaration=lambda w: steps.devices.declaration(w.device),
         fio_point=PROFILE_CONFIG["fio_point"],
-        max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
+        characterize=PROFILE_CONFIG["characterize"],
     threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     log:
         "results/logs/characterize_device/{device}.log",
     benchmark:
         "results/benchmarks/characterize_device/{device}.tsv"
     run:
-        steps.characterize_device(wildcards.device, input.binary, output.raw, params.fio_point, params.max_threads, log[0])
+        steps.characterize_device(wildcards.device, input.binary, output.raw, params.fio_point, params.characterize, log[0])
 
 
 rule gather_characterization:

@@ -232,14 +232,17 @@ def characterization_outputs(directory: str) -> dict[str, Path]:
 
 
 @in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
-def characterize_device(name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int, log: str) -> None:
+def characterize_device(name: str, binary: list[str], raw: str, fio_point: dict, profile: dict, log: str) -> None:
     """Thesis Chapter 2 on one declared device: every CSV of results/pio/devices/<name>/
-    (`binary`: emussd's, for an emulated device, else empty)."""
+    (`binary`: emussd's, for an emulated device, else empty; `profile`: the profile's `characterize`)."""
     from pio import bench, characterize, fio, sweep, writeback_app  # noqa: PLC0415
 
     started = provenance.now()
     out_dir = f"results/pio/devices/{name}"
     experiment = config.load("experiments/pio.yaml")
+    if "random_block_sizes" in profile:
+        experiment["characterization"]["random_block_sizes"] = profile["random_block_sizes"]
+    max_threads = profile["max_threads"]
     device = devices.declaration(name)
     needed = bench.needed_bytes(experiment, max_threads)
     with open(log, "w", encoding="utf-8") as progress, \

@@ -12,8 +12,9 @@ from typing import TextIO
 
 from . import characterize, fio, sweep, writeback_app
 
-SWEEP_COLUMNS = {**fio.TIDY_COLUMNS, "sweep": "threads (thread search at the declared iodepth) or queue_depth "
-                                              "(one job, growing iodepth)"}
+SWEEP_COLUMNS = {**fio.TIDY_COLUMNS,
+                 "sweep": "threads (thread search at the declared iodepth) or queue_depth (one job, growing iodepth)",
+                 "runs": "fio runs at this point; a point the search doubted was run twice and the faster run kept"}
 
 
 @dataclass
@@ -92,7 +93,8 @@ def run(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: in
         for iodepth in depth["depths"]:
             point = replace(base_point(experiment, fio_point, op, "random", depth["block_size"]),
                             iodepth=iodepth, engine=depth["engine"])
-            rows.append({**sweep.measure(point, device.target, raw_dir, device.name, progress), "sweep": "queue_depth"})
+            rows.append({**sweep.measure(point, device.target, raw_dir, device.name, progress), "sweep": "queue_depth",
+                         "runs": 1})
 
     load = experiment["interference"]
     foreground = base_point(experiment, fio_point, "read", "random", load["block_size"])

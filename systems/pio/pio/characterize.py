@@ -7,7 +7,10 @@ or where the rate of bandwidth increase drops significantly" (T486). Here:
     of bandwidth (the plateau), then bisects between the last point below and
     the first point at `saturation_fraction` of the best bandwidth seen, so k is
     found to one thread with O(log k) points instead of a dense grid;
-  * k = the fewest threads reaching `saturation_fraction` of the maximum
+  * the maximum bandwidth is the median of the three highest measured points:
+    the highest alone is biased upwards by noise, so a point on the plateau
+    would often miss a fraction of it and k would come out too high;
+  * k = the fewest threads reaching `saturation_fraction` of that maximum
     bandwidth; the latency knee (the most threads whose mean latency stays
     within `latency_knee_factor` of the single-thread latency, T490) is
     reported beside it as a cross-check;
@@ -36,8 +39,8 @@ ALPHA_K_COLUMNS = {
     "k_w_latency_knee": "most threads whose mean write latency stays within the knee factor of one thread's",
     "read_saturated": "whether the read search found a plateau below max_threads (else k_r is a lower bound)",
     "write_saturated": "whether the write search found a plateau below max_threads (else k_w is a lower bound)",
-    "read_bw_max": "max read bandwidth over the sweep, bytes per second",
-    "write_bw_max": "max write bandwidth over the sweep, bytes per second",
+    "read_bw_max": "max read bandwidth: median of the three highest points of the sweep, bytes per second",
+    "write_bw_max": "max write bandwidth: median of the three highest points of the sweep, bytes per second",
     "read_gain": "max read bandwidth / read bandwidth of one thread (the thesis's '40x')",
     "write_gain": "max write bandwidth / write bandwidth of one thread",
     "read_lat_1_us": "mean read latency of one thread (thesis Table 2.1), microseconds",
@@ -59,8 +62,19 @@ class Rule:
             raise ValueError(f"invalid characterization rule {self}")
 
 
+def peak_bandwidth(bandwidths) -> float:
+    """The device's maximum bandwidth: the median of the three highest measurements (fewer if fewer)."""
+    top = sorted(bandwidths, reverse=True)[:3]
+    return top[len(top) // 2]
+
+
 def search_threads(bandwidth_at: Callable[[int], float], rule: Rule) -> dict[int, float]:
-    """Measure bandwidth at the thread counts the search needs; returns {threads: bandwidth}."""
+    """Measure bandwidth at the thread counts the search needs; returns {threads: bandwidth}.
+
+    A point that fails its test (a doubling that seems to gain too little, a bisection point
+    below the target) is measured once more and the better run is kept: interference from the
+    host (another process, a timer hiccup) only ever slows a run down, so the faster of two
+    runs is the closer to what the device can do. `bandwidth_at` is called once per run."""
     measured: dict[int, float] = {}
 
     def measure(threads: int) -> float:
@@ -68,18 +82,27 @@ def search_threads(bandwidth_at: Callable[[int], float], rule: Rule) -> dict[int
             measured[threads] = bandwidth_at(threads)
         return measured[threads]
 
+    def passes(threads: int, test: Callable[[float], bool]) -> bool:
+        if test(measure(threads)):
+            return True
+        measured[threads] = max(measured[threads], bandwidth_at(threads))
+        return test(measured[threads])
+
     threads = 1
     measure(1)
     while threads * 2 <= rule.max_threads:
-        if measure(threads * 2) < (1 + rule.plateau_growth) * measure(threads):
+        floor = (1 + rule.plateau_growth) * measure(threads)
+        if not passes(threads * 2, lambda bandwidth: bandwidth >= floor):
             break
         threads *= 2
-    target = rule.saturation_fraction * max(measured.values())
+    target = rule.saturation_fraction * peak_bandwidth(measured.values())
     high = min(t for t, bandwidth in measured.items() if bandwidth >= target)
     low = max((t for t in measured if t < high), default=0)
+    while low and passes(low, lambda bandwidth: bandwidth >= target):  # the bracket's floor is doubted too
+        high, low = low, max((t for t in measured if t < low), default=0)
     while high - low > 1:
         middle = (low + high) // 2
-        if measure(middle) >= target:
+        if passes(middle, lambda bandwidth: bandwidth >= target):
             high = middle
         else:
             low = middle
@@ -88,7 +111,7 @@ def search_threads(bandwidth_at: Callable[[int], float], rule: Rule) -> dict[int
 
 def saturation_row(rows: list[dict], rule: Rule) -> dict:
     """The row at k: the fewest threads reaching the saturation fraction of the max bandwidth."""
-    target = rule.saturation_fraction * max(row["bandwidth_bytes_s"] for row in rows)
+    target = rule.saturation_fraction * peak_bandwidth(row["bandwidth_bytes_s"] for row in rows)
     return min((row for row in rows if row["bandwidth_bytes_s"] >= target), key=lambda row: row["threads"])
 
 
@@ -132,8 +155,8 @@ def estimate(device: str, pattern: str, block_size: int, reads: list[dict], writ
     k_read, k_write = saturation_row(reads, rule), saturation_row(writes, rule)
     one_read = min(reads, key=lambda row: row["threads"])
     one_write = min(writes, key=lambda row: row["threads"])
-    read_max = max(row["bandwidth_bytes_s"] for row in reads)
-    write_max = max(row["bandwidth_bytes_s"] for row in writes)
+    read_max = peak_bandwidth(row["bandwidth_bytes_s"] for row in reads)
+    write_max = peak_bandwidth(row["bandwidth_bytes_s"] for row in writes)
     return {
         "device": device, "pattern": pattern, "block_size": block_size,
         "alpha": read_max / write_max,

@@ -15,9 +15,9 @@ from . import fio
 from .characterize import Rule, search_threads
 
 
-def raw_name(point: fio.FioPoint) -> str:
+def raw_name(point: fio.FioPoint, run: int = 1) -> str:
     return (f"{point.op}_{point.pattern}_bs{point.block_size}_t{point.threads}_qd{point.iodepth}"
-            f"_{point.engine}.json")
+            f"_{point.engine}{'' if run == 1 else f'_run{run}'}.json")
 
 
 def prepare_sparse_files(points: list[fio.FioPoint], directory: Path) -> None:
@@ -40,13 +40,14 @@ def prepare_sparse_files(points: list[fio.FioPoint], directory: Path) -> None:
 
 
 def measure(point: fio.FioPoint, target: fio.Target, raw_dir: Path, device: str, progress: TextIO,
-            label: str = "") -> dict:
+            label: str = "", run: int = 1) -> dict:
     """Run one point and return its tidy row; one progress line per point (a sweep can take hours)."""
-    raw = raw_dir / raw_name(point)
+    raw = raw_dir / raw_name(point, run)
     fio.run(point, target, raw)
     row = fio.tidy_row(raw, point, device)
     print(f"{label}{device}: {point.op} {point.pattern} {point.block_size} B, {point.threads} threads x "
-          f"QD {point.iodepth}: {row['iops']:.0f} IOPS, mean latency {row['lat_mean_us']:.0f} us",
+          f"QD {point.iodepth}{'' if run == 1 else f' (run {run})'}: {row['iops']:.0f} IOPS, "
+          f"mean latency {row['lat_mean_us']:.0f} us",
           file=progress, flush=True)
     return row
 
@@ -65,8 +66,13 @@ def thread_search(base: fio.FioPoint, target: fio.Target, raw_dir: Path, device:
     rows: dict[int, dict] = {}
 
     def bandwidth_at(threads: int) -> float:
-        rows[threads] = measure(replace(base, threads=threads), target, raw_dir, device, progress)
-        return rows[threads]["bandwidth_bytes_s"]
+        """One run; a repeated point keeps its faster run (search_threads explains why)."""
+        runs = rows[threads]["runs"] + 1 if threads in rows else 1
+        row = measure(replace(base, threads=threads), target, raw_dir, device, progress, run=runs)
+        if threads not in rows or row["bandwidth_bytes_s"] > rows[threads]["bandwidth_bytes_s"]:
+            rows[threads] = row
+        rows[threads]["runs"] = runs
+        return row["bandwidth_bytes_s"]
 
     search_threads(bandwidth_at, rule)
     return [rows[threads] for threads in sorted(rows)]
