@@ -135,3 +135,19 @@ def test_the_docker_runtime_gives_the_same_bytes_as_native(clone):
     assert (clone / "paper/build/artifact.pdf").stat().st_uid == os.getuid()
     code, out = make(clone, "verify", "RUNTIME=docker")
     assert code == 0 and "verify: OK" in out, out[-3000:]
+
+
+@pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
+                    reason="needs a Docker engine and /dev/fuse: the characterization is not tested in docker mode")
+def test_the_characterization_runs_in_the_pio_image_with_an_emulated_ssd(clone):
+    """Chapter 2 in docker mode: fio in the pio image, the emulated SSD mounted inside it (small, fast profile)."""
+    (clone / "configs/profiles/docker-char.yaml").write_text(
+        "name: docker-char\ndescription: one emulated SSD characterized in docker mode (test)\nruntime: docker\n"
+        "devices: [emu-optane]\nfio_point: {runtime_ms: 200, ramp_ms: 50}\n"
+        "characterize: {devices: [emu-optane], max_threads: 16, random_block_sizes: [4096]}\n")
+    code, out = make(clone, "reproduce", profile="docker-char")
+    assert code == 0, out[-3000:]
+    sidecar = json.loads((clone / "results/pio/devices/emu-optane/alpha_k.csv.json").read_text())
+    assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/pio:")
+    assert (clone / "figures/generated/fig_2_4.pdf").exists()
+    assert not os.path.ismount(clone / "scratch/emussd/emu-optane/mnt"), "the emulated SSD must be unmounted"
