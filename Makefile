@@ -11,14 +11,16 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 RUNTIME ?=
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims verify checksums test test-unit test-e2e lint clean \
+.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix lint clean \
 	images images-lock images-save
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
 	@echo "make test        install what is missing and run every test (unit, then end to end)"
+	@echo "make test-ace-matrix  ACE's regression suite and crash test for all 4 policies, with and without ACE"
 	@echo "make verify      rebuild what is missing and compare deterministic outputs with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
+	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
 	@echo "make lint        snakemake --lint, actionlint and hadolint"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
@@ -52,6 +54,11 @@ paper: check-config
 claims: check-config
 	@$(SNAKEMAKE) results/claims/report.md
 
+# The patched PostgreSQL of thesis Chapter 4 (systems/ace); results/ace/server.json says where it is.
+ace-server: check-config
+	@$(SNAKEMAKE) results/ace/server.json
+	@echo "ACE server: $$(python -c 'import json; print(json.load(open("results/ace/server.json"))["install"])')"
+
 DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
 
 verify: check-config
@@ -69,7 +76,12 @@ test-unit: setup
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs.
 test-e2e: setup
-	@python -m pytest -m e2e
+	@python -m pytest -m "e2e and not full_matrix"
+
+# ACE's regression suite and crash test with every replacement policy, with and without ACE
+# (CI runs two of the eight combinations as part of test-e2e).
+test-ace-matrix: setup
+	@python -m pytest -m full_matrix systems/ace/tests
 
 lint: setup
 	@snakemake --lint --config profile=$(PROFILE)

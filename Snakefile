@@ -11,6 +11,7 @@ include: "workflow/rules/images.smk"
 include: "workflow/rules/pio_model.smk"
 include: "workflow/rules/emussd.smk"
 include: "workflow/rules/pio.smk"
+include: "workflow/rules/ace.smk"
 
 
 # Every tidy CSV this profile's experiments produce.
@@ -41,3 +42,4 @@ rule all:
     input:
         DOCUMENT_PDF,
         CLAIMS_REPORT,
+        ACE_RESULTS,

@@ -151,3 +151,28 @@ def test_the_characterization_runs_in_the_pio_image_with_an_emulated_ssd(clone):
     assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/pio:")
     assert (clone / "figures/generated/fig_2_4.pdf").exists()
     assert not os.path.ismount(clone / "scratch/emussd/emu-optane/mnt"), "the emulated SSD must be unmounted"
+
+
+@pytest.mark.skipif(not _docker_engine(), reason="no Docker engine here: the ace image is not tested")
+def test_the_ace_server_builds_and_runs_in_its_image(clone):
+    """Thesis Chapter 4's PostgreSQL built by the workflow in the ace image, then started there
+    (as an unprivileged user) with LRU-WSR, ACE and prefetching under pgbench."""
+    code, out = make(clone, "ace-server", "RUNTIME=docker")
+    assert code == 0, out[-3000:]
+    record = json.loads((clone / "results/ace/server.json").read_text())
+    sidecar = json.loads((clone / "results/ace/server.json.json").read_text())
+    assert sidecar["runtime"]["image"].startswith("ssd-artifact/ace:")
+    script = (
+        "import json, tempfile; from pathlib import Path; from ace.server import Server\n"
+        "root = Path(tempfile.mkdtemp(dir='/tmp')); root.chmod(0o755)\n"
+        f"settings = {{'shared_buffers': '1MB', 'buffer_replacement_policy': 'lru_wsr', 'ace': True,"
+        f" 'ace_prefetch': 'history'}}\n"
+        f"with Server(Path('{record['install']}').resolve(), root / 'pg', settings) as server:\n"
+        "    server.client(['pgbench', '-i', '-q', '-s', '2', 'postgres'])\n"
+        "    server.client(['pgbench', '-c', '2', '-T', '3', 'postgres'])\n"
+        "    print(json.dumps(server.counters()))\n")
+    run = subprocess.run([str(clone / ".venv/bin/python"), "-m", "ssdartifact.containers", "run", "ace", "--",
+                          "python", "-c", script], cwd=clone, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    counters = json.loads(run.stdout.strip().splitlines()[-1])
+    assert counters["ace_batches"] > 0 and counters["misses"] > 0

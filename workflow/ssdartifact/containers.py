@@ -467,15 +467,18 @@ def _wanted(path: Path) -> list[str]:
     return [line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()]
 
 
-def _apt_env(base: dict, status: str) -> dict:
+def apt_env(base: dict, status: str, sources: bool = False) -> dict:
     """An environment for apt-get with its own config, sources, lists and status (the base's), so the
-    host's apt configuration and state are neither used nor touched."""
+    host's apt configuration and state are neither used nor touched. With sources, the mirror's
+    source packages too (`apt-get source`)."""
     mirror = mirror_of(base)
     state = CACHE / "apt" / hashlib.sha256(mirror.encode()).hexdigest()[:12]
     for sub in ("empty", "lists/partial", "cache", "state", "log"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     (state / "status").write_text(status)
-    (state / "sources.list").write_text(f"deb [signed-by={KEYRING}] {mirror} {base['suite']} main\n")
+    kinds = ("deb", "deb-src") if sources else ("deb",)
+    (state / "sources.list").write_text("".join(f"{kind} [signed-by={KEYRING}] {mirror} {base['suite']} main\n"
+                                                for kind in kinds))
     options = {
         "Dir::Etc::main": "/dev/null", "Dir::Etc::parts": state / "empty",
         "Dir::Etc::sourcelist": state / "sources.list", "Dir::Etc::sourceparts": state / "empty",
@@ -497,7 +500,7 @@ def _apt_env(base: dict, status: str) -> dict:
 def _resolve(wanted: list[str], status: str, base: dict) -> list[Deb]:
     """The .debs that installing `wanted` on the base adds (the full closure), with sha256 and pool path."""
     check_mirror(mirror_of(base), base["suite"])
-    run = functools.partial(subprocess.run, capture_output=True, text=True, env=_apt_env(base, status))
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=apt_env(base, status))
     update = run(["apt-get", "update"])
     if update.returncode != 0:
         raise ContainerError(f"apt-get update from {mirror_of(base)} failed:\n{update.stdout}{update.stderr}")

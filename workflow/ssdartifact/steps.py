@@ -173,6 +173,32 @@ def build_emussd(binary: str, log: str) -> None:
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
 
 
+def fetch_postgresql_source(tarball: str, log: str) -> None:
+    """On the host (an image build or step has no network): the source the ACE patches apply to."""
+    from ace.build import fetch_source  # noqa: PLC0415
+
+    fetched = fetch_source()
+    if fetched.resolve() != Path(tarball).resolve():
+        raise StepFailed(f"fetched {fetched}, but the workflow expects {tarball}")
+    Path(log).write_text(f"{fetched}: sha256 as in systems/ace/source.yaml\n", encoding="utf-8")
+
+
+@in_image("ace")
+def build_ace_server(record: str, log: str) -> None:
+    """The patched PostgreSQL (release build) and a record of where it is and what it is built from."""
+    from ace import build as ace_build  # noqa: PLC0415
+
+    started = provenance.now()
+    with open(log, "w", encoding="utf-8") as progress:
+        install = ace_build.build("release", progress=lambda message: print(message, file=progress, flush=True))
+    built = json.loads((install.parent / "built.json").read_text(encoding="utf-8"))
+    Path(record).parent.mkdir(parents=True, exist_ok=True)
+    Path(record).write_text(json.dumps({"install": str(install.relative_to(REPO_ROOT)), **built}, indent=2) + "\n",
+                            encoding="utf-8")
+    provenance.write_sidecar(record, produced_by="ssdartifact.steps.build_ace_server",
+                             inputs=[ace_build.SOURCE_LOCK, *ace_build.patch_series()], started=started)
+
+
 DECLARED_COLUMNS = {
     "declared_read_latency_us": "the emulated device's declared service time of one page read",
     "declared_alpha": "the emulated device's declared write/read asymmetry",

@@ -364,6 +364,17 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   reply_open_direct(req, static_cast<uint64_t>(fd));
 }
 
+// Mounted by root, emussd is shared with other users (allow_other): a file or directory it
+// creates for a caller belongs to that caller, as on a local file system, not to root.
+// (A PostgreSQL server, which never runs as root, can then keep its files on the device.)
+void give_to_caller(fuse_req_t req, int dir_fd, const char* name) {
+  if (geteuid() != 0) return;
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (fchownat(dir_fd, name, ctx->uid, ctx->gid, AT_SYMLINK_NOFOLLOW) != 0) {
+    // best effort: the entry exists either way, owned by root as before
+  }
+}
+
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                fuse_file_info* fi) {
   if (is_stats(parent, name)) {
@@ -375,6 +386,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     fuse_reply_err(req, errno);
     return;
   }
+  give_to_caller(req, inode_of(req, parent).fd, name);
   fuse_entry_param e;
   const int err = do_lookup(req, parent, name, e);
   if (err) {
@@ -467,6 +479,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
     fuse_reply_err(req, is_stats(parent, name) ? EEXIST : errno);
     return;
   }
+  give_to_caller(req, inode_of(req, parent).fd, name);
   op_lookup(req, parent, name);
 }
 

@@ -15,6 +15,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -112,6 +113,28 @@ def test_round_trip_survives_unmount_and_remount(mounts, tmp_path):
     check(m.backing)  # the data is in the backing directory
     m2 = mounts(root=tmp_path / "again", backing=m.backing, read_latency_us=20, alpha=2, k_r=4, k_w=2)
     check(m2.mountpoint)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a mount by root is shared with other users")
+def test_a_file_another_user_creates_is_theirs(mounts):
+    """Mounted by root, the device is shared (allow_other) and an entry belongs to the user who
+    creates it, as on a local file system: a PostgreSQL server, never root, keeps its files there."""
+    root = Path(tempfile.mkdtemp(prefix="emussd-owner-", dir="/tmp"))
+    root.chmod(0o755)  # traversable by the other user (pytest's own tmp_path is not)
+    try:
+        m = mounts(root=root / "dev", read_latency_us=20, alpha=2, k_r=4, k_w=2)
+        (m.mountpoint / "theirs").mkdir()
+        os.chown(m.mountpoint / "theirs", 65534, 65534)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        made = subprocess.run([*as_nobody, "sh", "-c", "mkdir d && echo data > d/f && cat d/f"],
+                              cwd=m.mountpoint / "theirs", capture_output=True, text=True)
+        assert made.returncode == 0 and made.stdout == "data\n", made.stderr
+        for entry in ("d", "d/f"):
+            assert (m.mountpoint / "theirs" / entry).stat().st_uid == 65534, entry
+            assert (m.backing / "theirs" / entry).stat().st_uid == 65534, entry  # on the backing store too
+        m.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # (if a check failed, the fixture unmounts it later)
 
 
 def test_concurrent_readers_and_writers_on_overlapping_ranges(mounts):

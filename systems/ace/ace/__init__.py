@@ -1,0 +1,1 @@
+"""ACE in PostgreSQL: building the patched server (build) and running it (server)."""

@@ -1,0 +1,224 @@
+"""Run the patched PostgreSQL: create a cluster, start, stop, crash it, and query it.
+
+    from ace.server import Server
+    with Server(install, tmp_dir, {"buffer_replacement_policy": "lru_wsr", "ace": "on"}) as pg:
+        pg.sql("CREATE EXTENSION pg_ace")
+        print(pg.counters()["ace_batches"])
+
+The server listens on a Unix socket in its own directory only (no TCP). PostgreSQL
+refuses to run as root, so when this process is root the server (and the tools that
+must write where the server reads, such as pg_regress) run as the unprivileged user
+`nobody`, and the cluster's directory is handed to that user.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pwd
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+UNPRIVILEGED_USER = "nobody"
+PORT = 5432  # the socket lives in the server's own directory, so the port never collides
+SUPERUSER = "postgres"
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+def as_server_user(command: list[str]) -> list[str]:
+    """`command` as the user the server runs as: ourselves, or `nobody` when we are root."""
+    if os.geteuid() != 0:
+        return command
+    return ["setpriv", f"--reuid={UNPRIVILEGED_USER}", f"--regid={_unprivileged().pw_gid}", "--clear-groups",
+            *command]
+
+
+def _unprivileged() -> pwd.struct_passwd:
+    return pwd.getpwnam(UNPRIVILEGED_USER)
+
+
+def hand_over(path: Path) -> None:
+    """Make `path` (recursively) the server user's, when we are root."""
+    if os.geteuid() == 0:
+        user = _unprivileged()
+        for root, dirs, files in os.walk(path):
+            for name in dirs + files:
+                os.lchown(os.path.join(root, name), user.pw_uid, user.pw_gid)
+        os.lchown(path, user.pw_uid, user.pw_gid)
+
+
+def settings_text(settings: dict) -> str:
+    """postgresql.conf lines for `settings` (strings quoted)."""
+    def value(v):
+        if isinstance(v, bool):
+            return "on" if v else "off"
+        if isinstance(v, (int, float)):
+            return str(v)
+        return "'" + str(v).replace("'", "''") + "'"
+    return "".join(f"{key} = {value(v)}\n" for key, v in settings.items())
+
+
+class Server:
+    def __init__(self, install: Path, root: Path, settings: dict | None = None, *, data_checksums: bool = True):
+        self.install = Path(install)
+        self.bin = self.install / "bin"
+        self.root = Path(root)
+        self.data = self.root / "data"
+        self.log_path = self.root / "server.log"
+        self.settings = dict(settings or {})
+        self.data_checksums = data_checksums
+        if len(str(self.root / ".s.PGSQL.5432")) > 100:
+            raise ServerError(f"{self.root} is too long for a Unix socket path (at most about 100 characters)")
+
+    # ------------------------------------------------------------------ environment
+
+    def env(self) -> dict:
+        """Client environment: the server's socket, superuser and the installed tools first on PATH."""
+        return {**os.environ, "PGHOST": str(self.root), "PGPORT": str(PORT), "PGUSER": SUPERUSER,
+                "PGDATABASE": "postgres", "PATH": f"{self.bin}:{os.environ.get('PATH', '')}"}
+
+    def _run(self, command: list[str], *, server_user: bool = False, check: bool = True,
+             timeout: float | None = None) -> subprocess.CompletedProcess:
+        full = as_server_user(command) if server_user else command
+        result = subprocess.run(full, env=self.env(), capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise ServerError(f"{' '.join(command)} exited with {result.returncode}:\n"
+                              f"{(result.stdout + result.stderr)[-3000:]}\n{self.log_tail()}")
+        return result
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "end of server log:\n" + "\n".join(text.splitlines()[-lines:])
+
+    # ------------------------------------------------------------------ life cycle
+
+    def initdb(self) -> "Server":
+        self.root.mkdir(parents=True, exist_ok=True)
+        hand_over(self.root)
+        flags = ["--data-checksums"] if self.data_checksums else []
+        self._run([str(self.bin / "initdb"), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-locale",
+                   "-D", str(self.data), *flags], server_user=True)
+        self.configure({"listen_addresses": "", "unix_socket_directories": str(self.root), "port": PORT,
+                        **self.settings})
+        return self
+
+    def configure(self, settings: dict) -> None:
+        """Append settings to postgresql.conf (the last value of a key wins); restart to apply."""
+        with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
+            conf.write(settings_text(settings))
+
+    def start(self, timeout: float = 120) -> "Server":
+        _become_subreaper()
+        self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log_path), "-w",
+                   "-t", str(int(timeout)), "start"], server_user=True)
+        return self
+
+    def stop(self, mode: str = "fast") -> None:
+        pid = self.postmaster_pid()
+        if pid is not None:
+            self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"],
+                      server_user=True, check=False)
+            _reap([pid])
+
+    def postmaster_pid(self) -> int | None:
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if Path(f"/proc/{pid}").exists() else None
+
+    def crash(self) -> int:
+        """SIGKILL the postmaster and every process of the server at once (a power cut, as far as
+        PostgreSQL can tell: nothing is flushed or cleaned up). Every process is stopped first,
+        so none of them sees another die. Returns how many were killed."""
+        pid = self.postmaster_pid()
+        if pid is None:
+            raise ServerError("the server is not running")
+        victims = [pid, *_children(pid)]
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for victim in victims:
+                try:
+                    os.kill(victim, sig)
+                except ProcessLookupError:
+                    pass
+        _reap(victims)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{v}").exists() and _state(v) != "Z" for v in victims):
+            if time.monotonic() > deadline:
+                raise ServerError("server processes survived SIGKILL for 30 s")
+            time.sleep(0.05)
+        return len(victims)
+
+    def __enter__(self) -> "Server":
+        if not (self.data / "PG_VERSION").exists():
+            self.initdb()
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ queries
+
+    def sql(self, query: str, database: str = "postgres") -> str:
+        """Run SQL with psql; the result rows, unaligned and tuples-only (fields separated by |)."""
+        return self._run([str(self.bin / "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                          "-d", database, "-c", query]).stdout.strip()
+
+    def counters(self, database: str = "postgres") -> dict[str, int]:
+        """pg_ace_counters() as a dict (the extension is created if missing)."""
+        self.sql("CREATE EXTENSION IF NOT EXISTS pg_ace", database)
+        rows = self.sql("SELECT name, value FROM pg_ace_counters()", database)
+        return {name: int(value) for name, value in (line.split("|") for line in rows.splitlines())}
+
+    def client(self, command: list[str], **kwargs) -> subprocess.CompletedProcess:
+        """A client tool of the install (pgbench, psql, ...) against this server."""
+        return self._run([str(self.bin / command[0]), *command[1:]], **kwargs)
+
+
+def _become_subreaper() -> None:
+    """The server's processes, orphaned when pg_ctl exits, become our children, so that we can
+    reap them: a killed postmaster left as a zombie would look alive to the next start."""
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _reap(pids: list[int]) -> None:
+    """Wait for each of `pids` that is our child (the rest are someone else's to reap)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of `pid` (from /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
