@@ -142,10 +142,20 @@ def _exclusive(flavor: str):
         yield
 
 
+def build_environment() -> dict:
+    """A clean environment for configure and make: only PATH, HOME and TMPDIR of ours, and the C
+    locale. Nothing else may leak in: run from `make reproduce PROFILE=quick`, PostgreSQL's make
+    would see MAKELEVEL 1 (and skip generating its headers, which it does only at the top level)
+    and PROFILE=quick (which it adds to CFLAGS); a user's CFLAGS or CC would change the build
+    without changing its key."""
+    kept = {key: os.environ[key] for key in ("PATH", "HOME", "TMPDIR") if key in os.environ}
+    return {**kept, "LC_ALL": "C", "LANG": "C"}
+
+
 def _run(command: list[str], cwd: Path, log) -> None:
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
-    result = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    result = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=build_environment())
     if result.returncode != 0:
         log.flush()
         tail = "\n".join(Path(log.name).read_text(errors="replace").splitlines()[-40:])

@@ -72,6 +72,17 @@ def test_a_tarball_with_the_wrong_checksum_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "downloads" / name).exists()
 
 
+def test_the_build_does_not_inherit_a_parent_make(monkeypatch):
+    """Under `make reproduce PROFILE=quick`, PostgreSQL's own make must still see itself as the top
+    level and must not take our PROFILE (its profiling flags) or a user's CFLAGS."""
+    for key, value in {"MAKELEVEL": "1", "MAKEFLAGS": "-s -- PROFILE=quick", "PROFILE": "quick",
+                       "CFLAGS": "-O0", "CC": "clang"}.items():
+        monkeypatch.setenv(key, value)
+    environment = ace_build.build_environment()
+    assert set(environment) <= {"PATH", "HOME", "TMPDIR", "LC_ALL", "LANG"}
+    assert environment["PATH"] == ace_build.os.environ["PATH"]
+
+
 def test_settings_are_written_as_postgresql_conf_lines():
     text = ace_server.settings_text({"ace": True, "ace_n_w": 8, "cflru_window": 0.25,
                                      "buffer_trace_file": "/tmp/it's.csv"})
