@@ -31,9 +31,10 @@ rule build_ace_server:
         image=image("ace"),
     output:
         record=ACE_SERVER,
+    threads: workflow.cores  # make -j uses every core: nothing, a measurement least of all, runs beside it
     log:
         "results/logs/build_ace_server.log",
     benchmark:
         "results/benchmarks/build_ace_server.tsv"
     run:
-        steps.build_ace_server(output.record, log[0])
+        steps.build_ace_server(output.record, threads, log[0])

@@ -184,13 +184,15 @@ def fetch_postgresql_source(tarball: str, log: str) -> None:
 
 
 @in_image("ace")
-def build_ace_server(record: str, log: str) -> None:
-    """The patched PostgreSQL (release build) and a record of where it is and what it is built from."""
+def build_ace_server(record: str, jobs: int, log: str) -> None:
+    """The patched PostgreSQL (release build, `make -j jobs`) and a record of where it is and what
+    it is built from."""
     from ace import build as ace_build  # noqa: PLC0415
 
     started = provenance.now()
     with open(log, "w", encoding="utf-8") as progress:
-        install = ace_build.build("release", progress=lambda message: print(message, file=progress, flush=True))
+        install = ace_build.build("release", jobs=jobs,
+                                  progress=lambda message: print(message, file=progress, flush=True))
     built = json.loads((install.parent / "built.json").read_text(encoding="utf-8"))
     Path(record).parent.mkdir(parents=True, exist_ok=True)
     Path(record).write_text(json.dumps({"install": str(install.relative_to(REPO_ROOT)), **built}, indent=2) + "\n",
