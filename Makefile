@@ -102,5 +102,5 @@ images-save: images
 	@python -m ssdartifact.containers save --out $(IMAGES_DIR)
 
 clean:
-	rm -rf results/pio_model results/claims results/logs results/benchmarks results/checksums \
+	rm -rf results/pio_model results/ace/sim results/claims results/logs results/benchmarks results/checksums \
 	  figures/generated paper/generated paper/build .snakemake

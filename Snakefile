@@ -15,7 +15,7 @@ include: "workflow/rules/ace.smk"
 
 
 # Every tidy CSV this profile's experiments produce.
-PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS
+PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + ACE_SIM_RESULTS
 
 
 include: "workflow/rules/figures.smk"
@@ -43,3 +43,4 @@ rule all:
         DOCUMENT_PDF,
         CLAIMS_REPORT,
         ACE_RESULTS,
+        ACE_RUN_RESULTS,

@@ -82,14 +82,28 @@ def test_an_emulated_device_is_unmounted_when_the_experiment_fails(emussd_binary
 
 @needs_fuse
 def test_stale_mounts_are_unmounted(emussd_binary):
+    """A left-over emussd (detached: no run holds it) is unmounted; one a live run holds is not."""
+    import subprocess
+    import time
     from emussd.harness import Mount
-    mount = Mount(emussd_binary, devices.EMULATED_ROOT / "emu-optane", read_latency_us=2000, alpha=1.1, k_r=6, k_w=5)
-    mount.start()
+    root = devices.EMULATED_ROOT / "emu-optane"
+    held = Mount(emussd_binary, devices.EMULATED_ROOT / "emu-virtual", read_latency_us=2000, alpha=2, k_r=4, k_w=4)
+    held.start()
+    (root / "backing").mkdir(parents=True, exist_ok=True)
+    (root / "mnt").mkdir(parents=True, exist_ok=True)
+    detached = [str(emussd_binary), "--backing", str(root / "backing"), "--mountpoint", str(root / "mnt"),
+                "--read-latency-us", "2000", "--alpha", "1.1", "--k-r", "6", "--k-w", "5"]
     try:
-        assert devices.unmount_stale() == [mount.mountpoint]
-        assert not os.path.ismount(mount.mountpoint)
+        subprocess.run(detached, check=True, timeout=20)  # detaches once mounted
+        deadline = time.monotonic() + 10
+        while not os.path.ismount(root / "mnt") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert devices.unmount_stale() == [root / "mnt"]
+        assert not os.path.ismount(root / "mnt")
+        assert os.path.ismount(held.mountpoint), "a mount a live run holds must stay"
     finally:
-        mount.stop()
+        held.stop()
+        subprocess.run(["fusermount3", "-uz", str(root / "mnt")], capture_output=True)
 
 
 @needs_fuse

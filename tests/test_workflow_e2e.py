@@ -1,6 +1,7 @@
 """End to end, as a new user would: the README's commands in a fresh copy of the
 repository (slow: run by `make test-e2e`, which `make test` and CI include)."""
 
+import csv
 import json
 import os
 import shutil
@@ -178,3 +179,25 @@ def test_the_ace_server_builds_and_runs_in_its_image(clone):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     counters = json.loads(run.stdout.strip().splitlines()[-1])
     assert counters["ace_batches"] > 0 and counters["misses"] > 0
+
+
+@pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
+                    reason="needs a Docker engine and /dev/fuse: Chapter 4's runs are not tested in docker mode")
+def test_the_ace_experiments_run_in_the_ace_image_with_an_emulated_ssd(clone):
+    """Chapter 4's driver and workloads in docker mode: the patched server in the ace image with its
+    data on an emulated SSD mounted inside it (one small grid: Figure 4.13 on one device)."""
+    (clone / "configs/profiles/docker-ace.yaml").write_text(
+        "name: docker-ace\ndescription: Figure 4.13 on one emulated SSD in docker mode (test)\nruntime: docker\n"
+        "devices: [emu-optane-db, local-disk]\nfio_point: {runtime_ms: 200, ramp_ms: 50}\n"
+        "characterize: {devices: [], max_threads: 2}\nace_server: true\n"
+        "ace: {scale: 1, clients: 1, transactions: 300, warmup_transactions: 150, repetitions: 1,\n"
+        "      figures: {fig_4_13: {devices: [emu-optane-db], n_ws: [1, 5], policies: [lru]}}}\n")
+    code, out = make(clone, "reproduce", profile="docker-ace")
+    assert code == 0, out[-3000:]
+    sidecar = json.loads((clone / "results/ace/devices/emu-optane-db/runs.csv.json").read_text())
+    assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/ace:")
+    rows = list(csv.DictReader(open(clone / "results/ace/fig_4_13.csv")))
+    assert sorted((r["variant"], r["n_w"]) for r in rows) == [("ace", "1"), ("ace", "5"), ("baseline", "5")]
+    assert all(float(r["runtime_s"]) > 0 for r in rows)
+    assert (clone / "figures/generated/fig_4_13.pdf").exists()
+    assert not os.path.ismount(clone / "scratch/emussd/emu-optane-db/mnt"), "the emulated SSD must be unmounted"

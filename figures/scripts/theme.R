@@ -107,3 +107,54 @@ sig_format <- function(x, digits = 3) {
   out[ok] <- sprintf("%.*f", decimals, x[ok])
   out
 }
+
+# Helpers of Chapter 4's figures (ACE in PostgreSQL).
+policy_names <- c(clock = "Clock Sweep", lru = "LRU", cflru = "CFLRU", lru_wsr = "LRU-WSR")
+variant_names <- c(baseline = "baseline", ace = "ACE w/o prefetching", ace_pf = "ACE")
+# The policies in the thesis's order, named as the thesis names them.
+policy_factor <- function(x) factor(x, levels = names(policy_names), labels = policy_names)
+scale_colour_policy <- function() {
+  scale_colour_manual(name = NULL, values = setNames(policy_colours, policy_names[names(policy_colours)]))
+}
+# The thesis's device for an emulated preset (Table 4.1), NA for any other device.
+thesis_device_of_preset <- function(preset) {
+  c("pcie-like" = "PCIe SSD", "sata-like" = "SATA SSD", "virtual-like" = "Virtual SSD",
+    "optane-like" = "Optane SSD")[as.character(preset)]
+}
+# "emu-pcie-db (alpha 2.8, k_w 8)": a device and its alpha and k_w, for panel strips.
+device_label <- function(device, alpha, k_w) {
+  sprintf("%s (alpha %s, k_w %d)", device, sig_format(alpha, 2), as.integer(k_w))
+}
+# One headline number of results/reference/headline_numbers.csv.
+reference_value <- function(reference, id) {
+  v <- reference$value[reference$id == id]
+  if (length(v) != 1) stop("results/reference/headline_numbers.csv has no single row ", id)
+  as.numeric(v)
+}
+# Figures 4.11, 4.12 and 4.16: a swept parameter `x` (a column of the figure CSV), panel A the
+# baseline's (dashed) and ACE's (solid) `measure` (default runtime), panel B ACE's speedup, one
+# row of panels per device. `thesis`: points (x, value) drawn as black diamonds in panel B.
+plot_ace_sweep <- function(d, x, x_label, thesis = NULL, subtitle = NULL, measure = "runtime_s",
+                           measure_label = "(A) runtime (s)") {
+  d$policy_label <- policy_factor(d$policy)
+  d$device_label <- device_label(d$device, d$device_alpha, d$device_k_w)
+  d$series <- ifelse(d$variant == "baseline", "baseline", "ACE")
+  ace <- d[d$variant != "baseline", ]
+  columns <- c("device_label", "policy_label", x, "series")
+  speedup_label <- "(B) speedup of ACE (x)"
+  long <- rbind(data.frame(d[, columns], value = d[[measure]], panel = measure_label),
+                data.frame(ace[, columns], value = ace$speedup, panel = speedup_label))
+  p <- ggplot(long, aes(.data[[x]], value, colour = policy_label, linetype = series)) +
+    geom_line() + geom_point(size = 0.9)
+  if (!is.null(thesis)) {
+    thesis$panel <- speedup_label
+    thesis <- merge(thesis, data.frame(device_label = unique(d$device_label)))
+    p <- p + geom_point(data = thesis, aes(.data[[x]], value), inherit.aes = FALSE, shape = 18, size = 2.2)
+  }
+  p + facet_grid(device_label ~ panel, scales = "free_y") +
+    scale_colour_policy() +
+    scale_linetype_manual(name = NULL, values = c(ACE = "solid", baseline = "dashed")) +
+    expand_limits(y = 0) +
+    labs(x = x_label, y = NULL, subtitle = subtitle) +
+    theme_thesis()
+}

@@ -28,6 +28,7 @@ rule build_ace_server:
         tarball=ACE_TARBALL,
         series="systems/ace/patches/series",
         patches=glob_wildcards_files("systems/ace/patches/{name}.patch"),
+        recipe="systems/ace/ace/build.py",  # configure flags and contrib modules are part of the build
         image=image("ace"),
     output:
         record=ACE_SERVER,
@@ -38,3 +39,105 @@ rule build_ace_server:
         "results/benchmarks/build_ace_server.tsv"
     run:
         steps.build_ace_server(output.record, threads, log[0])
+
+
+# ---- Chapter 4's experiments: the runs of every figure, per device (configs/experiments/ace.yaml,
+# sized and placed by the profile's `ace`), then one CSV per figure.
+
+from ace import plan as ace_plan
+
+ACE_EXPERIMENT = CONFIGS["experiments/ace.yaml"]
+ACE_PROFILE = PROFILE_CONFIG.get("ace", {})
+ACE_GRIDS = ace_plan.figure_grids(ACE_EXPERIMENT, ACE_PROFILE)
+ACE_DEVICES = ace_plan.ace_devices(ACE_PROFILE)
+ACE_FIGURE_CSVS = {figure: f"results/ace/{figure}.csv" for figure in ACE_GRIDS}
+ACE_RUN_RESULTS = (["results/ace/runs.csv", *ACE_FIGURE_CSVS.values()]) if ACE_GRIDS else []
+
+
+def characterized_alpha_k(wildcards):
+    """The device's characterization, when this profile measures it (ACE's n_w is its k_w)."""
+    return [f"results/pio/devices/{wildcards.device}/alpha_k.csv"] if wildcards.device in CHARACTERIZED else []
+
+
+rule run_ace_experiments:
+    """Every Chapter 4 run on one device: patched PostgreSQL, pgbench, same work per configuration."""
+    input:
+        server=ACE_SERVER,
+        alpha_k=characterized_alpha_k,
+        binary=emussd_binary_for,
+        experiment="configs/experiments/ace.yaml",
+        image=image("ace"),
+    output:
+        csv="results/ace/devices/{device}/runs.csv",
+    params:
+        points=lambda w: ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, w.device),
+        profile=ACE_PROFILE,
+        declaration=lambda w: steps.devices.declaration(w.device),
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    log:
+        "results/logs/run_ace_experiments/{device}.log",
+    benchmark:
+        "results/benchmarks/run_ace_experiments/{device}.tsv"
+    run:
+        steps.run_ace_experiments(wildcards.device, params.points, params.profile, input.server, input.alpha_k,
+                                  input.binary, f"results/raw/ace/{wildcards.device}", output.csv, log[0])
+
+
+rule gather_ace_results:
+    """All runs in one CSV, and per figure the means, ACE's speedups and its changes in misses and writes."""
+    input:
+        expand("results/ace/devices/{device}/runs.csv", device=ACE_DEVICES),
+    output:
+        runs="results/ace/runs.csv",
+        figures=list(ACE_FIGURE_CSVS.values()),
+    params:
+        grids=ACE_GRIDS,
+        profile=ACE_PROFILE,
+        figure_csvs=ACE_FIGURE_CSVS,
+    log:
+        "results/logs/gather_ace_results.log",
+    run:
+        steps.gather_ace_results(list(input), params.grids, params.profile, output.runs, params.figure_csvs, log[0])
+
+
+# ---- The bufferpool simulator: ACE's ideal speedup in virtual time (Figures 4.2 and 4.14A),
+# in every profile (it measures nothing: its outputs are checksummed).
+
+ACE_SIM_BINARY = "systems/ace/sim/build/ace-sim"
+ACE_SIM_RESULTS = ["results/ace/sim/fig_4_2.csv", "results/ace/sim/fig_4_14a.csv"]
+
+
+rule build_ace_simulator:
+    """Build the bufferpool simulator with CMake (Release)."""
+    input:
+        "systems/ace/sim/CMakeLists.txt",
+        glob_wildcards_files("systems/ace/sim/src/{name}"),
+        image("ace"),
+    output:
+        binary=ACE_SIM_BINARY,
+    log:
+        "results/logs/build_ace_simulator.log",
+    benchmark:
+        "results/benchmarks/build_ace_simulator.tsv"
+    run:
+        steps.build_ace_simulator(output.binary, log[0])
+
+
+rule simulate_ideal_speedup:
+    """ACE-LRU over LRU in the simulator's virtual time: Figure 4.2 (devices) or 4.14A (alpha, n_w)."""
+    input:
+        binary=ACE_SIM_BINARY,
+        experiment="configs/experiments/ace.yaml",
+        presets="configs/emussd_presets.yaml",
+        image=image("ace"),
+    output:
+        csv="results/ace/sim/{figure}.csv",
+        sidecar="results/ace/sim/{figure}.csv.json",
+    wildcard_constraints:
+        figure="fig_4_2|fig_4_14a",
+    log:
+        "results/logs/simulate_ideal_speedup/{figure}.log",
+    benchmark:
+        "results/benchmarks/simulate_ideal_speedup/{figure}.tsv"
+    run:
+        steps.simulate_ideal_speedup(wildcards.figure, input.binary, output.csv, log[0])

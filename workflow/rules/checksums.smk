@@ -5,9 +5,10 @@
 # sidecars chain them to the raw outputs instead. `make verify` and
 # `make checksums` build this list (and so every output on it) first.
 
-MEASURED_RESULTS = EMUSSD_RESULTS + PIO_RESULTS
+MEASURED_RESULTS = EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS
 DETERMINISTIC_OUTPUTS = sorted(
     PIO_MODEL_RESULTS
+    + ACE_SIM_RESULTS
     + [
         path
         for path, item in REPRODUCED.items()

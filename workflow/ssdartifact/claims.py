@@ -64,6 +64,7 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
     x, y, groups = check["x"], check["y"], check.get("group_by", [])
     increasing = check.get("direction", "increasing") == "increasing"
     strict = check.get("strict", False)
+    tolerance = check.get("tolerance", 0.0)
     if rows.empty:
         raise ValueError("the selection is empty")
     failures, count = [], 0
@@ -72,9 +73,10 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
         count += 1
         values = group.sort_values(x)[y].tolist()
         steps = [b - a if increasing else a - b for a, b in zip(values, values[1:])]
-        if any(step < 0 or (strict and step == 0) for step in steps):
+        if any(step < -tolerance or (strict and step <= 0) for step in steps):
             failures.append(f"{dict(zip(groups, key if isinstance(key, tuple) else (key,)))}")
-    word = ("strictly " if strict else "") + ("increasing" if increasing else "decreasing")
+    word = ("strictly " if strict else "") + ("increasing" if increasing else "decreasing") + (
+        f" (within {tolerance})" if tolerance else "")
     measured = f"{count - len(failures)} of {count} groups {word} in {x}"
     detail = "not monotone in: " + "; ".join(failures[:5]) if failures else f"{y} {word} in {x}"
     return Outcome(FAIL if failures else PASS, measured, detail)

@@ -34,6 +34,7 @@ SCHEMA_OF = {
     "emussd_presets.yaml": "emussd_presets",
     "experiments/emussd.yaml": "emussd",
     "experiments/pio.yaml": "pio",
+    "experiments/ace.yaml": "ace",
 }
 
 
@@ -191,6 +192,16 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
             if device not in devices:
                 problems.append(f"configs/{relative}: key devices: {device!r} is not declared in "
                                 f"configs/devices.yaml; declared: {', '.join(devices) or 'none'}")
+        for figure, grid in profile.get("ace", {}).get("figures", {}).items():
+            for device in grid["devices"]:
+                if device not in profile["devices"]:
+                    problems.append(f"configs/{relative}: key ace.figures.{figure}.devices: {device!r} is not in "
+                                    f"this profile's devices ({', '.join(profile['devices']) or 'none'}); add it there")
+            workloads = loaded.get("experiments/ace.yaml", {}).get("synthetic_workloads", {})
+            for workload in grid.get("workloads", []):
+                if workload not in workloads:
+                    problems.append(f"configs/{relative}: key ace.figures.{figure}.workloads: {workload!r} is not "
+                                    f"in configs/experiments/ace.yaml's synthetic_workloads ({', '.join(workloads)})")
         for device in profile["characterize"]["devices"]:
             if device not in profile["devices"]:
                 problems.append(f"configs/{relative}: key characterize.devices: {device!r} is not in this "

@@ -122,11 +122,32 @@ def declared_block_devices() -> list[dict]:
 
 
 def unmount_stale() -> list[Path]:
-    """Unmount emussd mounts left behind by an interrupted run (called when the workflow starts and ends)."""
+    """Unmount emussd mounts left behind by an interrupted run (called when the workflow starts and
+    ends). A mount whose emussd still has the process that started it is another run's, in use
+    (two workflows may run at once on disjoint outputs), and is left alone."""
     left = []
     if EMULATED_ROOT.exists():
         for mountpoint in EMULATED_ROOT.glob("*/mnt"):
-            if os.path.ismount(mountpoint):
+            if os.path.ismount(mountpoint) and not _held_by_a_live_run(mountpoint):
                 subprocess.run(["fusermount3", "-uz", str(mountpoint)], capture_output=True)
                 left.append(mountpoint)
     return left
+
+
+def _held_by_a_live_run(mountpoint: Path) -> bool:
+    """Whether the emussd serving `mountpoint` was started by a process that is still alive (the
+    harness runs emussd as its child; a left-over emussd was detached, or lost its parent)."""
+    wanted = str(mountpoint).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"--mountpoint" not in arguments or arguments[arguments.index(b"--mountpoint") + 1] != wanted:
+                continue
+            status = (entry / "status").read_text()
+        except (OSError, IndexError):
+            continue
+        parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        return parent > 1 and Path(f"/proc/{parent}").exists()
+    return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import json
 import math
 import os
@@ -23,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import REPO_ROOT, claims, config, devices, paper, provenance
+from . import REPO_ROOT, claims, config, devices, files, paper, provenance
 from .tidy import write_csv
 
 # Generated PDFs (R figures, LaTeX) carry this fixed date, so their bytes depend only on their inputs.
@@ -199,6 +200,139 @@ def build_ace_server(record: str, jobs: int, log: str) -> None:
                             encoding="utf-8")
     provenance.write_sidecar(record, produced_by="ssdartifact.steps.build_ace_server",
                              inputs=[ace_build.SOURCE_LOCK, *ace_build.patch_series()], started=started)
+
+
+ACE_TEMPLATES = REPO_ROOT / "scratch" / "ace" / "templates"  # loaded databases, copied onto a device per run
+
+
+def ace_device_facts(name: str, alpha_k: list[str]) -> dict:
+    """The device's k_w, which ACE's n_w defaults to, and its alpha: measured at 8 KiB
+    (PostgreSQL's page) when this profile characterizes the device, else declared (emulated)."""
+    from pio.characterize import measured_device  # noqa: PLC0415
+
+    device = devices.declaration(name)
+    facts = {"device_kind": device["kind"], "device_preset": device.get("preset")}
+    if alpha_k:
+        measured = measured_device(alpha_k[0], name, block_size=8192)
+        return {**facts, "device_k_w": measured["k_w"], "device_alpha": measured["alpha"], "k_w_source": "measured"}
+    if device["kind"] != "emulated":
+        raise StepFailed(f"device {name!r}: ACE's n_w is the device's k_w, which is measured by the "
+                         "characterization; add the device to the profile's characterize.devices")
+    return {**facts, "device_k_w": device["k_w"], "device_alpha": device["alpha"], "k_w_source": "declared"}
+
+
+def _device_written_pages(opened: devices.OpenDevice):
+    """How the device's written pages are read during a run: emussd's counters, else nothing."""
+    if opened.declaration["kind"] == "emulated":
+        from emussd.harness import STATS_NAME  # noqa: PLC0415
+
+        stats = opened.io_dir.parent / STATS_NAME
+        return (lambda: json.loads(stats.read_text(encoding="utf-8"))["ops"]["write"]["pages"]), "emussd counters"
+    return (lambda: None), "not measured"
+
+
+@in_image("ace", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+def run_ace_experiments(name: str, points: list[dict], profile_ace: dict, server_record: str, alpha_k: list[str],
+                        binary: list[str], raw: str, csv_out: str, log: str) -> None:
+    """Chapter 4's runs on one device (`points`: ace.plan.device_points). Each finished run is
+    kept in `raw` as JSON (with the server's log), so an interrupted campaign resumes."""
+    from ace import experiment, plan  # noqa: PLC0415
+    from ace.results import RUN_COLUMNS  # noqa: PLC0415
+
+    started = provenance.now()
+    ace_config = config.load("experiments/ace.yaml")
+    install = REPO_ROOT / json.loads(Path(server_record).read_text(encoding="utf-8"))["install"]
+    facts = ace_device_facts(name, alpha_k)
+    runs = plan.runs(points, profile_ace, ace_config["fillfactor"], facts["device_k_w"])
+    # A kept run is reused only under the same server, settings and device.
+    context = hashlib.sha256(json.dumps([str(install), ace_config["server"], ace_config["wal_device"],
+                                         devices.declaration(name)], sort_keys=True).encode()).hexdigest()[:10]
+    raw_dir = Path(raw)
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with open(log, "w", encoding="utf-8") as progress:
+        def say(message):
+            print(message, file=progress, flush=True)
+
+        for index, run in enumerate(runs):
+            done = raw_dir / f"{context}-{run.key()}.json"
+            if not done.exists():
+                template = experiment.ensure_template(install, run.database, ACE_TEMPLATES, say)
+                needed = 2 * experiment.template_facts(template)["bytes"]
+                say(f"[{index + 1}/{len(runs)}] {run.workload} {run.policy} {run.variant} n_w={run.n_w} "
+                    f"pool={run.pool_fraction} repetition {run.repetition}")
+                with devices.opened(ace_config["wal_device"], needed) as wal, \
+                        devices.opened(name, needed, emussd_binary=Path(binary[0]) if binary else None) as opened:
+                    written_pages, source = _device_written_pages(opened)
+                    measured = experiment.measure(
+                        install, run, template, data_dir=opened.io_dir / "data", wal_dir=wal.io_dir / f"wal-{name}",
+                        placed_data_dir=opened.prepare_dir / "data", settings=ace_config["server"],
+                        written_pages=written_pages, keep=done.with_suffix(""))
+                row = {"device": name, **facts,
+                       "database_kind": run.database.kind, "database_size": run.database.size,
+                       **{k: v for k, v in run.plain().items() if k != "database"}, **measured,
+                       "device_writes_source": source}
+                files.atomic_write_text(done, json.dumps(row, indent=1) + "\n")
+                say(f"    runtime {row['runtime_s']:.3f} s, {row['misses']} misses, {row['logical_writes']} writes")
+            rows.append({**json.loads(done.read_text(encoding="utf-8")), **facts})
+    write_csv(csv_out, RUN_COLUMNS, rows)
+    provenance.write_sidecar(csv_out, produced_by="ssdartifact.steps.run_ace_experiments",
+                             inputs=[server_record, *alpha_k, *(raw_dir / f"{context}-{r.key()}.json" for r in runs)],
+                             configs={f"configs/{c}": config.config_hash(c) for c in ("experiments/ace.yaml",
+                                                                                      "devices.yaml")},
+                             device=devices.declaration(name), started=started, columns=RUN_COLUMNS)
+
+
+def gather_ace_results(per_device: list[str], grids: dict, profile_ace: dict, runs_csv: str, figure_csvs: dict,
+                       log: str) -> None:
+    """Every run in one CSV, and one CSV per figure with the means, speedups and deltas."""
+    import pandas as pd  # noqa: PLC0415
+    from ace.results import FIGURE_COLUMNS, RUN_COLUMNS, figure_rows, summarize  # noqa: PLC0415
+
+    started = provenance.now()
+    experiment = config.load("experiments/ace.yaml")
+    runs = pd.concat([pd.read_csv(path) for path in per_device], ignore_index=True)
+    write_csv(runs_csv, RUN_COLUMNS, runs.to_dict("records"))
+    provenance.write_sidecar(runs_csv, produced_by="ssdartifact.steps.gather_ace_results", inputs=per_device,
+                             started=started, columns=RUN_COLUMNS)
+    for figure, path in figure_csvs.items():
+        rows = summarize(figure_rows(runs, experiment, figure, grids[figure], profile_ace))
+        write_csv(path, FIGURE_COLUMNS, rows.to_dict("records"))
+        provenance.write_sidecar(path, produced_by="ssdartifact.steps.gather_ace_results", inputs=[runs_csv],
+                                 started=started, columns=FIGURE_COLUMNS)
+    Path(log).write_text(f"{len(runs)} runs on {len(per_device)} devices\n", encoding="utf-8")
+
+
+@in_image("ace")
+def build_ace_simulator(binary: str, log: str) -> None:
+    from ace import sim  # noqa: PLC0415
+
+    built = sim.build(Path(binary).parent)
+    Path(log).write_text(f"built {built}\n", encoding="utf-8")
+
+
+@in_image("ace")
+def simulate_ideal_speedup(figure: str, binary: str, csv_out: str, log: str) -> None:
+    """Figure 4.2 or 4.14A's points from the bufferpool simulator (deterministic)."""
+    from ace import ideal  # noqa: PLC0415
+
+    started = provenance.now()
+    simulator = config.load("experiments/ace.yaml")["simulator"]
+    if figure == "fig_4_2":
+        presets = config.load("emussd_presets.yaml")["presets"]
+        missing = [name for name in simulator["fig_4_2"]["presets"] if name not in presets]
+        if missing:
+            raise StepFailed(f"configs/experiments/ace.yaml: key simulator.fig_4_2.presets: {', '.join(missing)} "
+                             f"not in configs/emussd_presets.yaml ({', '.join(presets)})")
+        rows = ideal.figure_4_2(Path(binary), simulator, presets)
+    else:
+        rows = ideal.figure_4_14a(Path(binary), simulator)
+    write_csv(csv_out, ideal.COLUMNS, rows)
+    provenance.write_sidecar(csv_out, produced_by="ssdartifact.steps.simulate_ideal_speedup", inputs=[binary],
+                             configs={f"configs/{c}": config.config_hash(c)
+                                      for c in ("experiments/ace.yaml", "emussd_presets.yaml")},
+                             started=started, columns=ideal.COLUMNS)
+    Path(log).write_text(f"{len(rows)} points\n", encoding="utf-8")
 
 
 DECLARED_COLUMNS = {

@@ -44,8 +44,9 @@ FLAVORS = {
     "release": ["CFLAGS=-O2"],
     "cassert": ["--enable-cassert", "--enable-debug", "CFLAGS=-O2"],
 }
-# Built and installed beside the server: the ACE counters, and amcheck for the crash test.
-CONTRIB = ["pg_ace", "amcheck"]
+# Built and installed beside the server: the ACE counters, amcheck for the crash test, and
+# pg_buffercache for the dirty pages in the pool at the start and end of a measured run.
+CONTRIB = ["pg_ace", "amcheck", "pg_buffercache"]
 BUILD_TOOLS = ("make", "gcc", "bison", "flex", "patch", "perl")
 
 

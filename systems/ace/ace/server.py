@@ -64,11 +64,14 @@ def settings_text(settings: dict) -> str:
 
 
 class Server:
-    def __init__(self, install: Path, root: Path, settings: dict | None = None, *, data_checksums: bool = True):
+    def __init__(self, install: Path, root: Path, settings: dict | None = None, *, data_checksums: bool = True,
+                 data: Path | None = None):
+        """`root` holds the socket and the server log; the cluster is `data` (default root/data),
+        which may be on another file system, e.g. an emulated SSD that cannot hold a socket."""
         self.install = Path(install)
         self.bin = self.install / "bin"
         self.root = Path(root)
-        self.data = self.root / "data"
+        self.data = Path(data) if data is not None else self.root / "data"
         self.log_path = self.root / "server.log"
         self.settings = dict(settings or {})
         self.data_checksums = data_checksums
@@ -106,9 +109,12 @@ class Server:
         flags = ["--data-checksums"] if self.data_checksums else []
         self._run([str(self.bin / "initdb"), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-locale",
                    "-D", str(self.data), *flags], server_user=True)
-        self.configure({"listen_addresses": "", "unix_socket_directories": str(self.root), "port": PORT,
-                        **self.settings})
+        self.configure({**self.connection_settings(), **self.settings})
         return self
+
+    def connection_settings(self) -> dict:
+        """Only this server's own socket: no TCP, the socket in root."""
+        return {"listen_addresses": "", "unix_socket_directories": str(self.root), "port": PORT}
 
     def configure(self, settings: dict) -> None:
         """Append settings to postgresql.conf (the last value of a key wins); restart to apply."""

@@ -9,6 +9,7 @@
 #include "fs.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
@@ -510,6 +511,20 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   fuse_reply_err(req, res == 0 ? 0 : errno);
 }
 
+// A symbolic link is served from the backing directory and resolved by the kernel, so a
+// link to a path off the device leaves the device: PostgreSQL keeps its WAL on another
+// device through the link pg_wal. Reading a link is metadata: not charged, not counted.
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  char target[PATH_MAX + 1];
+  const ssize_t n = readlinkat(inode_of(req, ino).fd, "", target, sizeof target - 1);
+  if (n < 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  target[n] = '\0';
+  fuse_reply_readlink(req, target);
+}
+
 void op_statfs(fuse_req_t req, fuse_ino_t) {
   struct statvfs sv;
   if (fstatvfs(fs_of(req).root.fd, &sv) != 0) fuse_reply_err(req, errno);
@@ -541,6 +556,7 @@ fuse_lowlevel_ops make_ops() {
   ops.unlink = op_unlink;
   ops.rmdir = op_rmdir;
   ops.rename = op_rename;
+  ops.readlink = op_readlink;
   ops.statfs = op_statfs;
   return ops;
 }

@@ -137,6 +137,19 @@ def test_a_file_another_user_creates_is_theirs(mounts):
         shutil.rmtree(root, ignore_errors=True)  # (if a check failed, the fixture unmounts it later)
 
 
+def test_a_symbolic_link_leads_off_the_device(mounts, tmp_path):
+    """A link made in the backing directory is followed by the kernel: I/O through it reaches
+    the link's target directly and is not served (or counted) by the device."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    m = mounts(read_latency_us=20, alpha=2, k_r=4, k_w=2)
+    (m.backing / "wal").symlink_to(elsewhere)
+    assert os.readlink(m.mountpoint / "wal") == str(elsewhere)
+    (m.mountpoint / "wal" / "segment").write_bytes(b"x" * PAGE)
+    assert (elsewhere / "segment").read_bytes() == b"x" * PAGE
+    assert m.stats()["ops"]["write"]["count"] == 0
+
+
 def test_concurrent_readers_and_writers_on_overlapping_ranges(mounts):
     """Writers and readers hit random, unaligned, overlapping ranges of one file at once.
 

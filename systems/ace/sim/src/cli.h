@@ -1,0 +1,49 @@
+// The command line, the grid mode and the CSV row (README.md documents them).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simulator.h"
+#include "workload.h"
+
+namespace acesim {
+
+struct Options {
+  Config config;
+  std::string trace;
+  std::string trace_format = "pg";
+  bool pg_repins = true;  // a pg trace's re-pins leave the policy alone
+  bool synthetic = false;
+  Synthetic workload;
+  std::string out;   // empty: stdout
+  std::string grid;  // a CSV of configurations, one per row
+  bool help = false;
+};
+
+// Parses and checks the arguments (without the program name); throws InputError.
+Options parse_args(const std::vector<std::string>& args);
+
+// The arguments of each row of a grid CSV: `base` (without --grid) followed by
+// "--<column> <value>" for every non-empty cell (a later option wins).
+std::vector<std::vector<std::string>> grid_rows(const std::string& path,
+                                                const std::vector<std::string>& base);
+
+std::string csv_header();
+std::string csv_row(const Options& o, const Simulator& sim);
+
+// Runs one configuration; traces are read once per (path, format) across calls.
+class Runner {
+ public:
+  std::string run(const Options& o);
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<std::vector<Op>>> traces_;
+};
+
+int main_with_args(const std::vector<std::string>& args);
+const char* usage();
+
+}  // namespace acesim
