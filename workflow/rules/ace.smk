@@ -54,16 +54,12 @@ ACE_FIGURE_CSVS = {figure: f"results/ace/{figure}.csv" for figure in ACE_GRIDS}
 ACE_RUN_RESULTS = (["results/ace/runs.csv", *ACE_FIGURE_CSVS.values()]) if ACE_GRIDS else []
 
 
-def characterized_alpha_k(wildcards):
-    """The device's characterization, when this profile measures it (ACE's n_w is its k_w)."""
-    return [f"results/pio/devices/{wildcards.device}/alpha_k.csv"] if wildcards.device in CHARACTERIZED else []
-
-
 rule run_ace_experiments:
     """Every Chapter 4 run on one device: patched PostgreSQL, pgbench, same work per configuration."""
     input:
         server=ACE_SERVER,
-        alpha_k=characterized_alpha_k,
+        # the device's characterization, when this profile measures it (ACE's n_w is its k_w)
+        alpha_k=lambda w: [f"results/pio/devices/{w.device}/alpha_k.csv"] if w.device in CHARACTERIZED else [],
         binary=emussd_binary_for,
         experiment="configs/experiments/ace.yaml",
         image=image("ace"),

@@ -244,9 +244,12 @@ def run_ace_experiments(name: str, points: list[dict], profile_ace: dict, server
     install = REPO_ROOT / json.loads(Path(server_record).read_text(encoding="utf-8"))["install"]
     facts = ace_device_facts(name, alpha_k)
     runs = plan.runs(points, profile_ace, ace_config["fillfactor"], facts["device_k_w"])
-    # A kept run is reused only under the same server, settings and device.
+    # A kept run is reused only under the same server, settings, device and driver (its code and
+    # the workloads' files: a change in how a run is measured measures every run again).
+    driver = [files.sha256_file(path) for path in experiment.DRIVER_SOURCES]
     context = hashlib.sha256(json.dumps([str(install), ace_config["server"], ace_config["wal_device"],
-                                         devices.declaration(name)], sort_keys=True).encode()).hexdigest()[:10]
+                                         devices.declaration(name), driver],
+                                        sort_keys=True).encode()).hexdigest()[:10]
     raw_dir = Path(raw)
     raw_dir.mkdir(parents=True, exist_ok=True)
     rows = []

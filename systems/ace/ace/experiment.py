@@ -42,6 +42,11 @@ VARIANTS = {
 }
 POLICIES = ("clock", "lru", "cflru", "lru_wsr")
 
+# What defines how a run is made and measured (a kept run's result depends on these files).
+_ACE_DIR = Path(__file__).resolve().parents[1]
+DRIVER_SOURCES = sorted([Path(__file__).resolve(), _ACE_DIR / "ace" / "synthetic.py", _ACE_DIR / "ace" / "tpcc.py",
+                         *(_ACE_DIR / "workloads" / "tpcc").rglob("*.sql")])
+
 COUNTERS = ("hits", "misses", "evictions", "dirty_victims", "writes_backend", "writes_bgwriter",
             "writes_checkpointer", "ace_batches", "ace_batch_pages", "prefetch_issued", "prefetch_used")
 
@@ -228,7 +233,8 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
             placed_data_dir: Path | None = None, written_pages: Callable[[], int | None] = lambda: None,
             keep: Path | None = None) -> dict:
     """One run: place the cluster, start the server, warm up, measure. Returns the row's
-    measurements (runtime, tps, the pool's counters, the device's written pages). The raw
+    measurements (runtime, tps, the pool's counters and its dirty pages at the start and the end,
+    the device's written pages). The raw
     outputs are kept as <keep>.warmup.txt, <keep>.pgbench.txt (pgbench's reports) and
     <keep>.server.log.
 
@@ -250,11 +256,13 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
             if run.warmup_transactions:
                 pgbench(pg, arguments, run.clients, run.warmup_transactions, run.seed + 1_000_003,
                         _kept(keep, "warmup.txt"))
-            pg.sql("SELECT pg_ace_reset()")
-            dirty_before, before = dirty_pages(pg), written_pages()
+            # Counters as differences of snapshots, each read in one statement with the device's
+            # count right after it: the background writer cleans on its own clock (a round every
+            # 200 ms), also between the warm-up and the run and after the run.
+            start, before = pool_state(pg), written_pages()
             measured = pgbench(pg, arguments, run.clients, run.transactions, run.seed, _kept(keep, "pgbench.txt"))
-            dirty_after, after = dirty_pages(pg), written_pages()
-            counters = pg.counters()
+            end, after = pool_state(pg), written_pages()
+            counters = {name: end[name] - start.get(name, 0) for name in end}
         finally:
             pg.stop("immediate")  # the cluster is thrown away: no shutdown checkpoint to wait for
         if keep is not None:
@@ -268,12 +276,15 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
            "new_orders": measured["per_script"].get("new_order") if run.tpcc_mix else None,
            **{name: counters.get(name, 0) for name in COUNTERS},
            "device_written_pages": None if before is None or after is None else after - before,
-           "dirty_pages_before": dirty_before, "dirty_pages_after": dirty_after}
+           "dirty_pages_before": start["dirty_pages"], "dirty_pages_after": end["dirty_pages"]}
     row["logical_writes"] = row["writes_backend"] + row["writes_bgwriter"] + row["writes_checkpointer"]
     return row
 
 
-def dirty_pages(pg: Server) -> int:
-    """Dirty pages in the pool now: a run's writes plus the change in these are the writes its
-    updates cost, whenever the pool writes them (a short run ends with many still owed)."""
-    return int(pg.sql("SELECT count(*) FILTER (WHERE isdirty) FROM pg_buffercache"))
+def pool_state(pg: Server) -> dict[str, int]:
+    """The pool's counters (pg_ace_counters) and its dirty pages, read in one statement. A run's
+    writes plus the change in dirty pages are the writes its updates cost, whenever the pool
+    writes them (a short run ends with many still owed)."""
+    rows = pg.sql("SELECT name, value FROM pg_ace_counters() UNION ALL "
+                  "SELECT 'dirty_pages', count(*) FILTER (WHERE isdirty) FROM pg_buffercache")
+    return {name: int(value) for name, value in (line.split("|") for line in rows.splitlines())}
