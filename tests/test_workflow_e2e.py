@@ -28,6 +28,20 @@ def clone(tmp_path_factory):
     return root
 
 
+# Claims the artifact reports as failing at the quick profile's scale, with the reason (ARTIFACT.md):
+# they may pass or fail; every other claim must pass.
+KNOWN_DEVIATIONS = {
+    "ace-4.3-writes-nearly-unchanged": "short runs with PostgreSQL's background writer on: it cleans further ahead "
+                                       "when ACE makes a run faster",
+    "ace-4.3-misses-unchanged": "the same, under LRU-WSR on the write-heavy WIS",
+}
+
+
+def claim_outcomes(clone) -> dict[str, str]:
+    with open(clone / "results/claims/claims.csv", newline="") as handle:
+        return {row["id"]: row["status"] for row in csv.DictReader(handle)}
+
+
 def make(clone, *targets, profile="ci"):
     """The ci profile measures nothing, so all its outputs, the PDF included, have committed checksums."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -40,10 +54,10 @@ def test_reproduce_from_a_clean_tree(clone):
     code, out = make(clone, "reproduce")
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
-    assert "claims:        23 passed, 0 failed, 14 not run" in out
+    assert "claims:        28 passed, 0 failed, 29 not run" in out
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
-    assert "5 of 56 figures" in text and "1 of 14 tables" in text
+    assert "6 of 56 figures" in text and "1 of 14 tables" in text
     for sidecar in ("results/pio_model/fig_3_2.csv.json", "figures/generated/fig_3_2.pdf.json"):
         assert (clone / sidecar).exists()
     assert (clone / "results/benchmarks/draw_figure/fig_3_2.tsv").exists()
@@ -100,7 +114,18 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     code, out = make(clone, "reproduce", profile="quick")
     assert code == 0, out[-3000:]
     # The two flash-only claims are not run: the quick profile has no flash device.
-    assert "claims:        35 passed, 0 failed, 2 not run" in out
+    outcomes = claim_outcomes(clone)
+    assert sorted(c for c, status in outcomes.items() if status == "not run") == [
+        "pio-alpha-at-least-1-on-flash", "pio-alpha-in-steady-state-on-flash"]
+    failed = {c for c, status in outcomes.items() if status == "fail"}
+    assert failed <= set(KNOWN_DEVIATIONS), f"claims failed: {sorted(failed - set(KNOWN_DEVIATIONS))}"
+    for figure in ("fig_4_2", "fig_4_8", "fig_4_13", "fig_4_14", "fig_4_15", "fig_4_16"):
+        assert (clone / f"figures/generated/{figure}.pdf").exists(), figure
+    assert (clone / "paper/generated/table_4_3.tex").exists()
+    runs = list(csv.DictReader(open(clone / "results/ace/runs.csv")))
+    assert {r["device"] for r in runs} == {"emu-pcie-db", "emu-sata-db", "emu-virtual-db", "emu-optane-db",
+                                           "local-disk"}
+    assert not os.path.ismount(clone / "scratch/emussd/emu-pcie-db/mnt"), "the emulated SSD must be unmounted"
     assert (clone / "figures/generated/supp_emussd_saturation.pdf").exists()
     assert not os.path.ismount(clone / "scratch/emussd/emu-saturation/mnt"), "the emulated SSD must be unmounted"
     assert (clone / "results/emussd/saturation_device_stats.json").exists()

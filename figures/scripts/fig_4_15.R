@@ -14,14 +14,15 @@ mixes <- c(mix = "Mix", new_order = "NewOrder", payment = "Payment", order_statu
            delivery = "Delivery", stock_level = "StockLevel")
 d <- d[d$variant == "ace_pf", ]
 d$mix_label <- factor(mixes[d$tpcc_mix], levels = mixes[mixes %in% mixes[d$tpcc_mix]])
-d$policy_label <- policy_factor(d$policy)
+d$policy_label <- droplevels(policy_factor(d$policy))
 d$device_label <- device_label(d$device, d$device_alpha, d$device_k_w)
 
 thesis <- data.frame(policy = names(policy_names), tpcc_mix = "mix",
                      speedup = vapply(sub("_", "", names(policy_names)),
                                       function(p) reference_value(reference, paste0("ace_tpcc_mix_speedup_", p)),
                                       numeric(1)))
-thesis$policy_label <- policy_factor(thesis$policy)
+thesis <- thesis[thesis$policy %in% d$policy, ]  # the thesis's speedup of each policy this run has
+thesis$policy_label <- factor(policy_names[thesis$policy], levels = levels(d$policy_label))
 thesis$mix_label <- factor(mixes[thesis$tpcc_mix], levels = levels(d$mix_label))
 thesis <- merge(thesis, data.frame(device_label = unique(d$device_label)))
 delivery <- merge(data.frame(mix_label = factor("Delivery", levels = levels(d$mix_label)),
