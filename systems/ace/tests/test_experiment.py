@@ -52,8 +52,9 @@ def test_a_run_on_an_emulated_ssd(install, server_root):
         assert row["runtime_s"] > 0 and row["dirty_pages_after"] >= 0
         assert (server_root / "baseline.pgbench.txt").read_text().startswith("$ pgbench")
     assert baseline["ace_batches"] == 0 and ace["ace_batches"] > 0
-    # one client, the same seed: the same requests; ACE's Writer never changes what is resident
-    assert ace["hits"] + ace["misses"] == baseline["hits"] + baseline["misses"]
+    # one client, the same seed: the same requests (but for a few by background processes), and
+    # ACE's Writer never changes what is resident under LRU
+    assert ace["hits"] + ace["misses"] == pytest.approx(baseline["hits"] + baseline["misses"], rel=0.005)
     assert ace["misses"] == pytest.approx(baseline["misses"], rel=0.01)
     assert ace["runtime_s"] < baseline["runtime_s"]  # write-heavy, alpha 3, k_w 4: batching pays
 
