@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import synthetic
-from .server import Server, hand_over
+from .server import Server, check_reachable, hand_over
 
 PAGE_BYTES = 8192       # PostgreSQL's block size
 MIN_POOL_PAGES = 64     # PostgreSQL needs a few buffers per backend; far below every grid point
@@ -240,6 +240,8 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
 
     The server uses data_dir; the cluster is copied to placed_data_dir, the same directory
     by another path when given (an emulated SSD's backing store: copying is not measured)."""
+    for path in (data_dir, wal_dir):
+        check_reachable(path)
     place_cluster(template, placed_data_dir or data_dir, wal_dir)
     pages = pool_pages(template, run.pool_fraction)
     root = Path(tempfile.mkdtemp(prefix="ace-run-", dir="/tmp"))  # the socket: short, local

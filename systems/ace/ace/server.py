@@ -42,6 +42,21 @@ def _unprivileged() -> pwd.struct_passwd:
     return pwd.getpwnam(UNPRIVILEGED_USER)
 
 
+def check_reachable(path: Path) -> None:
+    """Refuse, saying what to do, a path the server's user could not reach: when we are root the
+    server runs as `nobody`, who must be able to traverse every directory above `path`."""
+    if os.geteuid() != 0:
+        return
+    user = _unprivileged()
+    blocked = [parent for parent in reversed(Path(path).resolve().parents)
+               if parent.exists() and not parent.stat().st_mode & 0o001 and parent.stat().st_uid != user.pw_uid]
+    if blocked:
+        raise ServerError(f"{path} is out of reach of the user {UNPRIVILEGED_USER!r}, who runs PostgreSQL when you "
+                          f"are root: {blocked[0]} is not traversable by others (mode "
+                          f"{oct(blocked[0].stat().st_mode & 0o777)}). Run as a non-root user, or move the "
+                          f"repository below a directory that others may traverse (or chmod o+x {blocked[0]})")
+
+
 def hand_over(path: Path) -> None:
     """Make `path` (recursively) the server user's, when we are root."""
     if os.geteuid() == 0:

@@ -101,3 +101,27 @@ def test_the_server_runs_unprivileged_when_we_are_root(monkeypatch):
 def test_a_socket_path_that_is_too_long_is_refused(tmp_path):
     with pytest.raises(ace_server.ServerError, match="too long for a Unix socket"):
         ace_server.Server(tmp_path, tmp_path / ("x" * 120))
+
+
+
+def test_a_path_the_server_user_cannot_reach_is_refused(monkeypatch):
+    """As root, the server runs as `nobody`: a directory above the cluster that others may not
+    traverse (a home directory, or pytest's own 0700 temporary tree) is named, with what to do."""
+    import pwd
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(ace_server.os, "geteuid", lambda: 0)
+    nobody = pwd.struct_passwd(("nobody", "x", 65534, 65534, "", "/", ""))
+    monkeypatch.setattr(ace_server, "_unprivileged", lambda: nobody)
+    root = Path(tempfile.mkdtemp(prefix="reach-", dir="/tmp"))
+    try:
+        root.chmod(0o755)
+        (root / "closed" / "data").mkdir(parents=True)
+        (root / "closed").chmod(0o700)
+        with pytest.raises(ace_server.ServerError, match=r"closed is not traversable by others \(mode 0o700\)"):
+            ace_server.check_reachable(root / "closed" / "data")
+        (root / "closed").chmod(0o755)
+        ace_server.check_reachable(root / "closed" / "data")
+    finally:
+        shutil.rmtree(root)
