@@ -85,8 +85,9 @@ def _run_in_container(image: str, name: str, args: tuple, kwargs: dict, devices,
 
 
 def _plain(value):
-    """Snakemake's file lists are list subclasses with extra state: pass plain lists and strings."""
-    return [str(v) for v in value] if isinstance(value, list) else value
+    """Snakemake's file lists are list subclasses with extra state: pass plain lists and strings
+    (a list of records, such as ACE's run points, stays a list of records)."""
+    return [v if isinstance(v, dict) else str(v) for v in value] if isinstance(value, list) else value
 
 
 def devices_bind_paths() -> list[Path]:
