@@ -1,0 +1,262 @@
+#include "format.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "common.h"
+
+namespace cave {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+uint32_t vertex_blocks_for(uint32_t n) { return (n + kVerticesPerBlock - 1) / kVerticesPerBlock; }
+
+namespace {
+
+// Max segment tree over the free capacity of the edge blocks: finds the first block with at
+// least `need` free slots in O(log B). Grows by doubling.
+class FirstFit {
+ public:
+  uint32_t size() const { return count_; }
+  uint32_t free_of(uint32_t b) const { return tree_[cap_ + b]; }
+  uint32_t push(uint32_t free) {
+    if (count_ == cap_) grow();
+    set(count_, free);
+    return count_++;
+  }
+  void set(uint32_t b, uint32_t free) {
+    size_t i = cap_ + b;
+    tree_[i] = free;
+    for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  // First block with free >= need, or -1.
+  int64_t find(uint32_t need) const {
+    if (count_ == 0 || tree_[1] < need) return -1;
+    size_t i = 1;
+    while (i < cap_) i = tree_[2 * i] >= need ? 2 * i : 2 * i + 1;
+    return static_cast<int64_t>(i - cap_);
+  }
+
+ private:
+  void grow() {
+    size_t new_cap = cap_ == 0 ? 1024 : cap_ * 2;
+    std::vector<uint32_t> t(2 * new_cap, 0);
+    for (uint32_t b = 0; b < count_; ++b) t[new_cap + b] = tree_[cap_ + b];
+    for (size_t i = new_cap - 1; i >= 1; --i) t[i] = std::max(t[2 * i], t[2 * i + 1]);
+    tree_.swap(t);
+    cap_ = new_cap;
+  }
+  std::vector<uint32_t> tree_;
+  size_t cap_ = 0;
+  uint32_t count_ = 0;
+};
+
+void check_block_count(uint64_t blocks) {
+  if (blocks > kMaxEdgeBlocks)
+    throw RuntimeError("graph too large for the block format: it needs more than 2^22 = 4194304 edge blocks "
+                       "(16 GiB of edges; the vertex record has 22 bits for the edge block index)");
+}
+
+void write_all(int fd, const void* data, size_t bytes, uint64_t offset, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t w = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw RuntimeError("cannot write " + path + ": " + errno_text(errno));
+    }
+    p += w;
+    bytes -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+}
+
+void read_exact(int fd, void* buf, size_t bytes, uint64_t offset, const std::string& what) {
+  char* p = static_cast<char*>(buf);
+  while (bytes > 0) {
+    ssize_t r = ::pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw RuntimeError("cannot read " + what + ": " + errno_text(errno) +
+                         (errno == EINVAL ? " (O_DIRECT read refused by the file system?)" : ""));
+    }
+    if (r == 0) throw RuntimeError("cannot read " + what + ": unexpected end of file");
+    p += r;
+    bytes -= static_cast<size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+}  // namespace
+
+void* aligned_block_alloc(size_t bytes) {
+  size_t rounded = (bytes + kBlockSize - 1) / kBlockSize * kBlockSize;
+  void* p = std::aligned_alloc(kBlockSize, rounded == 0 ? kBlockSize : rounded);
+  if (p == nullptr) throw RuntimeError("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+Packed pack(const Csr& g) {
+  if (g.n > 0x7fffffffu) throw RuntimeError("graph too large: more than 2^31-1 vertices");
+  Packed out;
+  out.vertices.resize(g.n);
+  FirstFit ff;
+  // Pass 1: assign (eb_idx, eb_offset) to every vertex.
+  for (uint32_t v = 0; v < g.n; ++v) {
+    const uint64_t d = g.degree(v);
+    if (d > 0xffffffffull) throw RuntimeError("vertex " + std::to_string(v) + " has more than 2^32-1 neighbours");
+    VertexRecord& rec = out.vertices[v];
+    rec.degree = static_cast<uint32_t>(d);
+    if (d == 0) {
+      rec.eb_addr = 0;
+      continue;
+    }
+    if (d <= kEdgesPerBlock) {
+      int64_t b = ff.find(static_cast<uint32_t>(d));
+      if (b < 0) b = ff.push(kEdgesPerBlock);
+      const uint32_t free = ff.free_of(static_cast<uint32_t>(b));
+      const uint32_t off = kEdgesPerBlock - free;
+      ff.set(static_cast<uint32_t>(b), free - static_cast<uint32_t>(d));
+      rec.eb_addr = (static_cast<uint32_t>(b) << kOffsetBits) | off;
+    } else {
+      const uint64_t k = (d + kEdgesPerBlock - 1) / kEdgesPerBlock;
+      check_block_count(ff.size() + k);
+      const uint32_t first = ff.size();
+      for (uint64_t i = 0; i + 1 < k; ++i) ff.push(0);
+      ff.push(static_cast<uint32_t>(k * kEdgesPerBlock - d));
+      rec.eb_addr = first << kOffsetBits;
+    }
+    check_block_count(ff.size());
+  }
+  out.num_edge_blocks = ff.size();
+  // Pass 2: copy the lists.
+  out.edges.assign(static_cast<size_t>(out.num_edge_blocks) * kEdgesPerBlock, 0xffffffffu);
+  for (uint32_t v = 0; v < g.n; ++v) {
+    const VertexRecord& rec = out.vertices[v];
+    if (rec.degree == 0) continue;
+    std::copy(g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v]), g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v + 1]),
+              out.edges.begin() + static_cast<ptrdiff_t>(rec.first_edge()));
+  }
+  return out;
+}
+
+void write_graph(const Csr& g, const std::string& path) {
+  Packed p = pack(g);
+  const uint32_t nvb = vertex_blocks_for(g.n);
+  const uint64_t total = 1ull + nvb + p.num_edge_blocks;
+  if (total > 0x7fffffffull) throw RuntimeError("graph too large: more than 2^31-1 blocks");
+
+  std::unique_ptr<char, FreeDeleter> meta_block(static_cast<char*>(aligned_block_alloc(kBlockSize)));
+  std::memset(meta_block.get(), 0, kBlockSize);
+  MetaBlock meta{};
+  meta.num_vertices = static_cast<int32_t>(g.n);
+  meta.num_blocks = static_cast<int32_t>(total);
+  meta.num_vertex_blocks = static_cast<int32_t>(nvb);
+  meta.num_edge_blocks = static_cast<int32_t>(p.num_edge_blocks);
+  std::memcpy(meta.magic, kMagic, sizeof kMagic);
+  meta.version = kFormatVersion;
+  meta.flags = g.symmetric ? kFlagSymmetric : 0;
+  meta.num_edges = g.adj.size();
+  std::memcpy(meta_block.get(), &meta, sizeof meta);
+
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError("cannot create " + tmp + ": " + errno_text(errno));
+  try {
+    write_all(fd, meta_block.get(), kBlockSize, 0, tmp);
+    std::vector<VertexRecord> vb(static_cast<size_t>(nvb) * kVerticesPerBlock, VertexRecord{0, 0});
+    std::copy(p.vertices.begin(), p.vertices.end(), vb.begin());
+    write_all(fd, vb.data(), vb.size() * sizeof(VertexRecord), kBlockSize, tmp);
+    write_all(fd, p.edges.data(), p.edges.size() * sizeof(uint32_t), (1ull + nvb) * kBlockSize, tmp);
+    if (::fsync(fd) != 0) throw RuntimeError("cannot fsync " + tmp + ": " + errno_text(errno));
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // start runs cold (they use O_DIRECT anyway)
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
+}
+
+int open_direct(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EINVAL)
+      throw RuntimeError("cannot open " + path + " with O_DIRECT: the file system refuses direct I/O (" + errno_text(err) +
+                         "); CAVE bypasses the page cache and does not fall back to buffered reads: put the graph on a "
+                         "file system that supports O_DIRECT (ext4, xfs, an emussd mount)");
+    throw RuntimeError("cannot open " + path + ": " + errno_text(err));
+  }
+  return fd;
+}
+
+GraphHeader read_header(int fd, const std::string& path) {
+  GraphHeader h;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw RuntimeError("cannot stat " + path + ": " + errno_text(errno));
+  h.file_bytes = static_cast<uint64_t>(st.st_size);
+  if (h.file_bytes < kBlockSize) throw RuntimeError(path + " is not a CAVE graph file (shorter than one 4096-byte block)");
+  std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kBlockSize)));
+  read_exact(fd, buf.get(), kBlockSize, 0, path + " (metadata block)");
+  std::memcpy(&h.meta, buf.get(), sizeof h.meta);
+  if (std::memcmp(h.meta.magic, kMagic, sizeof kMagic) != 0)
+    throw RuntimeError(path + " is not a CAVE graph file (bad magic); convert it with `cave convert`");
+  if (h.meta.version != kFormatVersion)
+    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version));
+  const auto& m = h.meta;
+  if (m.num_vertices < 0 || m.num_vertex_blocks < 0 || m.num_edge_blocks < 0 ||
+      static_cast<uint32_t>(m.num_vertex_blocks) != vertex_blocks_for(static_cast<uint32_t>(m.num_vertices)) ||
+      static_cast<int64_t>(m.num_blocks) != 1 + int64_t{m.num_vertex_blocks} + m.num_edge_blocks ||
+      h.file_bytes != uint64_t(m.num_blocks) * kBlockSize)
+    throw RuntimeError(path + ": inconsistent metadata (block counts do not match the file size " + std::to_string(h.file_bytes) + ")");
+  h.edge_region_block = 1ull + static_cast<uint64_t>(m.num_vertex_blocks);
+  return h;
+}
+
+namespace {
+void read_region(int fd, void* dst, uint64_t first_block, uint64_t blocks, const std::string& what) {
+  constexpr uint64_t kChunk = 256;  // blocks per read (1 MiB)
+  std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kChunk * kBlockSize)));
+  char* out = static_cast<char*>(dst);
+  for (uint64_t b = 0; b < blocks; b += kChunk) {
+    const uint64_t n = std::min(kChunk, blocks - b);
+    read_exact(fd, buf.get(), n * kBlockSize, (first_block + b) * kBlockSize, what);
+    std::memcpy(out + b * kBlockSize, buf.get(), n * kBlockSize);
+  }
+}
+}  // namespace
+
+std::vector<VertexRecord> read_vertices(int fd, const GraphHeader& h) {
+  const uint64_t nvb = static_cast<uint64_t>(h.meta.num_vertex_blocks);
+  std::vector<VertexRecord> all(nvb * kVerticesPerBlock);
+  read_region(fd, all.data(), 1, nvb, "vertex blocks");
+  all.resize(static_cast<size_t>(h.meta.num_vertices));
+  const uint64_t limit = uint64_t(h.meta.num_edge_blocks) * kEdgesPerBlock;
+  for (size_t v = 0; v < all.size(); ++v) {
+    const VertexRecord& r = all[v];
+    if (r.degree > 0 && r.first_edge() + r.degree > limit)
+      throw RuntimeError("corrupt graph file: the edge list of vertex " + std::to_string(v) + " ends past the edge region");
+  }
+  return all;
+}
+
+std::vector<uint32_t> read_edge_region(int fd, const GraphHeader& h) {
+  std::vector<uint32_t> edges(static_cast<size_t>(h.meta.num_edge_blocks) * kEdgesPerBlock);
+  read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks), "edge blocks");
+  return edges;
+}
+
+}  // namespace cave

@@ -1,0 +1,174 @@
+"""Trace converters to restore-sim's page-trace format, and trace statistics.
+
+Page-trace format (what restore-sim --trace reads): CSV with the header `page,op` (or
+`page,op,timestamp`), one request per line, `page` a dense id 0..P-1, `op` R or W.
+
+Converters (each returns the statistics of what it wrote, see `trace_stats`):
+  convert_postgres(src, dst)  our patched PostgreSQL's buffer trace, lines
+                              `pid,tablespace,database,relfilenode,fork,block,op` (op R =
+                              ReadBuffer, W = MarkBufferDirty); (tablespace, database,
+                              relfilenode, fork, block) -> dense page ids in order of first use.
+  convert_snia(src, dst)      SNIA IOTTA block traces in the MSR Cambridge CSV layout
+                              `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`
+                              (Type Read/Write, Offset and Size in bytes).
+  convert_thesios(src, dst)   Google Thesios I/O traces (CSV with a header; the columns used are
+                              file_offset, request_io_size_bytes, op_type and, when present,
+                              filename and start_time).
+Block requests become 4 KiB pages (page_size): a request covering bytes [offset, offset+size)
+becomes one page request per page it touches, pages offset // page_size ..
+(offset + size - 1) // page_size, in order, each with the request's op; a page is identified by
+(device or file, block number) and mapped to dense ids in order of first use. Size 0 counts as
+one page.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+PAGE_SIZE = 4096
+
+STATS_COLUMNS = ["trace", "unique_pages", "operations", "reads", "writes", "read_pct"]  # Table 6.5
+FREQUENCY_COLUMNS = ["trace", "access_count", "pages"]  # Fig 6.7
+
+
+class TraceFormatError(ValueError):
+    """A line of an input trace does not have the expected format (message names file and line)."""
+
+
+class _Writer:
+    def __init__(self, dst: Path, with_timestamp: bool = False):
+        self.dst = Path(dst)
+        self.tmp = self.dst.with_name(self.dst.name + ".tmp")
+        self.handle = open(self.tmp, "w", newline="")
+        self.handle.write("page,op,timestamp\n" if with_timestamp else "page,op\n")
+        self.ids: dict = {}
+        self.counts: Counter = Counter()
+        self.reads = self.writes = 0
+
+    def add(self, key, op: str, timestamp=None):
+        page = self.ids.setdefault(key, len(self.ids))
+        self.counts[page] += 1
+        if op == "R":
+            self.reads += 1
+        else:
+            self.writes += 1
+        self.handle.write(f"{page},{op}\n" if timestamp is None else f"{page},{op},{timestamp}\n")
+
+    def close(self) -> dict:
+        self.handle.close()
+        self.tmp.replace(self.dst)  # complete files only
+        return _stats(self.dst.name, self.counts, self.reads, self.writes)
+
+
+def _stats(name: str, counts: Counter, reads: int, writes: int) -> dict:
+    ops = reads + writes
+    return {"trace": name, "unique_pages": len(counts), "operations": ops, "reads": reads, "writes": writes,
+            "read_pct": 100.0 * reads / ops if ops else 0.0}
+
+
+def _pages(offset: int, size: int, page_size: int) -> range:
+    first = offset // page_size
+    last = (offset + max(size, 1) - 1) // page_size
+    return range(first, last + 1)
+
+
+def convert_postgres(src, dst) -> dict:
+    out = _Writer(dst)
+    with open(src) as handle:
+        for n, line in enumerate(handle, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            cells = line.split(",")
+            if len(cells) != 7 or cells[6] not in ("R", "W"):
+                raise TraceFormatError(f"{src}:{n}: expected pid,tablespace,database,relfilenode,fork,block,op "
+                                       f"with op R or W, got {line!r}")
+            try:
+                key = (int(cells[1]), int(cells[2]), int(cells[3]), cells[4], int(cells[5]))
+            except ValueError:
+                raise TraceFormatError(f"{src}:{n}: tablespace, database, relfilenode and block must be integers: "
+                                       f"{line!r}") from None
+            out.add(key, cells[6])
+    return out.close()
+
+
+def _op(text: str, src, n) -> str:
+    t = text.strip().lower()
+    if t in ("read", "r", "diskread"):
+        return "R"
+    if t in ("write", "w", "diskwrite"):
+        return "W"
+    raise TraceFormatError(f"{src}:{n}: the request type must be Read or Write, got {text!r}")
+
+
+def convert_snia(src, dst, page_size: int = PAGE_SIZE) -> dict:
+    out = _Writer(dst, with_timestamp=True)
+    with open(src, newline="") as handle:
+        for n, cells in enumerate(csv.reader(handle), 1):
+            if not cells or cells[0].startswith("#"):
+                continue
+            if n == 1 and not cells[0].strip().isdigit():
+                continue  # a header line
+            if len(cells) < 6:
+                raise TraceFormatError(f"{src}:{n}: expected Timestamp,Hostname,DiskNumber,Type,Offset,Size"
+                                       f"[,ResponseTime], got {len(cells)} fields")
+            op = _op(cells[3], src, n)
+            try:
+                offset, size = int(cells[4]), int(cells[5])
+            except ValueError:
+                raise TraceFormatError(f"{src}:{n}: Offset and Size must be integers (bytes)") from None
+            for page in _pages(offset, size, page_size):
+                out.add((cells[1], cells[2], page), op, cells[0].strip())
+    return out.close()
+
+
+def convert_thesios(src, dst, page_size: int = PAGE_SIZE) -> dict:
+    out = _Writer(dst, with_timestamp=True)
+    with open(src, newline="") as handle:
+        reader = csv.DictReader(handle)
+        needed = {"file_offset", "request_io_size_bytes", "op_type"}
+        if reader.fieldnames is None or not needed <= set(reader.fieldnames):
+            raise TraceFormatError(f"{src}: a Thesios trace needs the columns {sorted(needed)}, "
+                                   f"got {reader.fieldnames}")
+        for n, row in enumerate(reader, 2):
+            op = _op(row["op_type"], src, n)
+            try:
+                offset, size = int(row["file_offset"]), int(row["request_io_size_bytes"])
+            except ValueError:
+                raise TraceFormatError(f"{src}:{n}: file_offset and request_io_size_bytes must be integers") from None
+            for page in _pages(offset, size, page_size):
+                out.add((row.get("filename", ""), page), op, row.get("start_time", ""))
+    return out.close()
+
+
+def read_page_trace(path):
+    """Yields (page, op) of a page trace."""
+    with open(path) as handle:
+        for n, line in enumerate(handle, 1):
+            line = line.strip()
+            if not line or line.startswith("#") or (n == 1 and not line[0].isdigit()):
+                continue
+            cells = line.split(",")
+            yield int(cells[0]), cells[1].upper()
+
+
+def trace_stats(path) -> dict:
+    """Table 6.5's columns of a page trace: unique pages and operations (plus reads, writes)."""
+    counts, reads, writes = Counter(), 0, 0
+    for page, op in read_page_trace(path):
+        counts[page] += 1
+        if op == "R":
+            reads += 1
+        else:
+            writes += 1
+    return _stats(Path(path).name, counts, reads, writes)
+
+
+def frequency_distribution(path) -> list[dict]:
+    """Fig 6.7: how many pages were accessed exactly k times, for every k that occurs."""
+    counts = Counter(page for page, _ in read_page_trace(path))
+    histogram = Counter(counts.values())
+    name = Path(path).name
+    return [{"trace": name, "access_count": k, "pages": histogram[k]} for k in sorted(histogram)]

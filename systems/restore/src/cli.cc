@@ -1,0 +1,570 @@
+#include "cli.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "rng.h"
+#include "temperature.h"
+
+namespace restore {
+
+const char* usage() {
+  return R"(usage: restore-sim [--engine sim|emu] [--policy P[:P...]|all] (--workload NAME | --trace FILE) [options]
+       restore-sim --grid CONFIGS.csv [options shared by every row]
+       restore-sim --temperature-demo [--demo-timesteps N] [--demo-requests N] [--seed X] [--temp-* ...]
+
+ run
+  --engine sim|emu              sim: discrete-event simulation in virtual time; emu: real-time
+                                emulator, threads sleeping for the service time (sim)
+  --policy LIST                 static, tlfu, tlru, lrfu, exd, temp, restore, colon-separated, or all
+                                (restore); one output row per policy
+  --seed X                      workload, arrivals and exploration (1)
+ workload
+  --workload NAME               5hf90, 10hf90, 10hf80, A, B, C, D, ycsb, or phases XhfY[@SET][*N],
+                                zipf[THETA], uniform joined by + (5hf90)
+  --pages N --requests N        synthetic size (10000, 1000000); with --trace, --requests limits it
+  --read-pct R                  synthetic reads in percent (50)
+  --trace FILE                  page trace, CSV lines page,op[,timestamp], op R or W
+ tiers (colon-separated, one value per tier, fastest first; one value applies to every tier)
+  --read-latency-us L           (30:200:500, thesis L1991)
+  --alpha A                     write latency = A x read latency (1.5:2:4, thesis L1991)
+  --k-r K --k-w K               read / write concurrency (8:4:2 and 8:4:2, the original code's pools)
+  --capacity-pct P              capacity in percent of the pages (3:8:100), or
+  --capacity-pages N            capacity in pages
+  --page-size B                 bytes per page, reported only (4096)
+  --server-model shared|split   shared: one FIFO pool of k_r servers per tier; split: k_r read and
+                                k_w write servers (shared)
+ arrivals
+  --arrival closed|poisson|burst  closed loop with --clients outstanding requests; open Poisson at
+                                --rate requests/s; burst: every request submitted at time 0 (closed)
+  --clients N                   (32)
+  --rate R                      requests per second, for --arrival poisson
+  --initial fill|slowest        start placement of the adaptive policies: pages 0.. fill the fastest
+                                tier first (the original code), or all pages in the slowest (fill)
+ CPU time
+  --cpu-timing on|off           measure the time spent in the policy per access (on); off gives
+                                byte-identical output for a seed
+  --cpu-us-per-access F         use this modelled CPU time per access for cpu_us instead
+ policies
+  --lrfu-lambda F               LRFU's F(x) = 2^(-F x), x in requests (0.321928: 2^-F = 0.8, original code)
+  --exd-alpha F                 EXD's S = 1 + S e^(-F dt), dt in requests (2e-8, original code)
+  --temp-increase F             temperature = 1 - 0.5 e^(-F req) (0.2, thesis L1906)
+  --temp-window N               req counts the requests of the last N timesteps (10)
+  --temp-drop F --temp-drop-period N   temperature falls F after every N idle timesteps (0.05, 5; L1908)
+  --temp-timestep N             requests per timestep (0: pages / 10)
+  --rl-lambda F --rl-beta F     TD(lambda) trace decay and discount rate, gamma = e^(-beta tau) (0.8, 0.1)
+  --rl-lr F --rl-lr-decay F     learning rate F / (1 + decay sum phi) (0.1, 100; thesis Eq. 6.6)
+  --rl-p-init F                 initial rule parameters p^i (0)
+  --rl-step N                   requests per TD state step (100)
+  --rl-fit-window N --rl-fit-every N   membership fit over the last N observations, every M (500, 4)
+  --rl-b-scale F                b = F / range (10, thesis L1847)
+  --rl-decision weighted|plain  Eq. 6.4 over sum_tier T_tier v(s) (weighted, L1877) or sum v(s) (weighted)
+  --rl-epsilon E[:E...]         exploration per tier pair, fastest pair first (0:0.005, original code)
+ output
+  --dump-trace FILE             write the workload as a page trace (page,op) to FILE and run nothing
+  --out FILE                    CSV output (stdout)
+  --grid FILE                   one configuration per row: a header of option names, then values
+  --help
+)";
+}
+
+namespace {
+
+template <typename T>
+T parse_number(const std::string& name, const std::string& text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  bool ok = ec == std::errc() && end == text.data() + text.size() && !text.empty();
+  if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
+  if (!ok) throw InputError("--" + name + " needs a number, got '" + text + "'");
+  return value;
+}
+
+template <typename T>
+T in_range(const std::string& name, T value, T lo, T hi) {
+  if (value < lo || value > hi) {
+    std::ostringstream msg;
+    msg << "--" << name << " must be in [" << lo << ", " << hi << "], got " << value;
+    throw InputError(msg.str());
+  }
+  return value;
+}
+
+template <typename T>
+std::vector<T> parse_list(const std::string& name, const std::string& text, T lo, T hi) {
+  std::vector<T> out;
+  std::stringstream ss(text);
+  std::string cell;
+  while (std::getline(ss, cell, ':')) out.push_back(in_range(name, parse_number<T>(name, cell), lo, hi));
+  if (out.empty() || out.size() > 8 || (!text.empty() && text.back() == ':'))
+    throw InputError("--" + name + " needs 1 to 8 colon-separated values, got '" + text + "'");
+  return out;
+}
+
+bool on_off(const std::string& name, const std::string& value) {
+  if (value != "on" && value != "off") throw InputError("--" + name + " must be on or off, not '" + value + "'");
+  return value == "on";
+}
+
+std::string fmt(double v) {  // shortest text that reads back as the same double
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+template <typename T, typename F>
+std::string join(const std::vector<T>& v, F f) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); i++) {
+    if (i) s.push_back(':');
+    s.append(f(v[i]));
+  }
+  return s;
+}
+
+std::string basename(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Options parse_args(const std::vector<std::string>& args) {
+  Options o;
+  std::vector<double> lat = {30, 200, 500}, alpha = {1.5, 2, 4};
+  std::vector<int> k_r = {8, 4, 2}, k_w = {8, 4, 2};
+  int page_size = 4096;
+  std::set<std::string> given;
+  SimConfig& c = o.config;
+  PolicyParams& pp = c.params;
+  for (size_t i = 0; i < args.size(); i++) {
+    std::string arg = args[i], value;
+    if (arg.rfind("--", 0) != 0) throw InputError("unexpected argument '" + arg + "'");
+    std::string name = arg.substr(2);
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (name != "help" && name != "temperature-demo") {
+      if (i + 1 >= args.size()) throw InputError("--" + name + " needs a value");
+      value = args[++i];
+    }
+    given.insert(name);
+    if (name == "help") {
+      o.help = true;
+    } else if (name == "temperature-demo") {
+      o.temperature_demo = true;
+    } else if (name == "engine") {
+      if (value != "sim" && value != "emu") throw InputError("--engine must be sim or emu, not '" + value + "'");
+      o.emulator = value == "emu";
+    } else if (name == "policy") {
+      o.policies.clear();
+      if (value == "all") {
+        o.policies = all_policies();
+      } else {
+        std::stringstream ss(value);
+        std::string cell;
+        while (std::getline(ss, cell, ':')) {
+          PolicyKind k;
+          if (!parse_policy(cell, &k))
+            throw InputError("--policy must be static, tlfu, tlru, lrfu, exd, temp, restore (colon-separated) or "
+                             "all, not '" + cell + "'");
+          o.policies.push_back(k);
+        }
+        if (o.policies.empty()) throw InputError("--policy needs a value");
+      }
+    } else if (name == "seed") {
+      o.seed = pp.seed = parse_number<uint64_t>(name, value);
+    } else if (name == "workload") {
+      std::vector<Phase> phases;
+      std::string error;
+      if (!parse_workload(value, &phases, &error)) throw InputError("--workload: " + error);
+      o.workload = value;
+    } else if (name == "trace") {
+      o.trace = value;
+    } else if (name == "pages") {
+      o.pages = in_range(name, parse_number<uint32_t>(name, value), 1u, 2147483647u);
+    } else if (name == "requests") {
+      o.requests = in_range<uint64_t>(name, parse_number<uint64_t>(name, value), 1, 4294967294ULL);
+      o.requests_given = true;
+    } else if (name == "read-pct") {
+      o.read_pct = in_range(name, parse_number<double>(name, value), 0.0, 100.0);
+    } else if (name == "read-latency-us") {
+      lat = parse_list<double>(name, value, 1e-3, 1e9);
+    } else if (name == "alpha") {
+      alpha = parse_list<double>(name, value, 1e-3, 1e6);
+    } else if (name == "k-r") {
+      k_r = parse_list<int>(name, value, 1, 4096);
+    } else if (name == "k-w") {
+      k_w = parse_list<int>(name, value, 1, 4096);
+    } else if (name == "capacity-pct") {
+      o.capacity_pct = parse_list<double>(name, value, 0.0, 100.0);
+    } else if (name == "capacity-pages") {
+      o.capacity_pages = parse_list<uint64_t>(name, value, 0, 1ULL << 40);
+    } else if (name == "page-size") {
+      page_size = in_range(name, parse_number<int>(name, value), 1, 1 << 30);
+    } else if (name == "server-model") {
+      if (value != "shared" && value != "split")
+        throw InputError("--server-model must be shared or split, not '" + value + "'");
+      c.server_model = value == "split" ? ServerModel::kSplit : ServerModel::kShared;
+    } else if (name == "arrival") {
+      if (value == "closed") c.arrival = Arrival::kClosed;
+      else if (value == "poisson") c.arrival = Arrival::kPoisson;
+      else if (value == "burst") c.arrival = Arrival::kBurst;
+      else throw InputError("--arrival must be closed, poisson or burst, not '" + value + "'");
+    } else if (name == "clients") {
+      c.clients = in_range(name, parse_number<uint32_t>(name, value), 1u, 1000000u);
+    } else if (name == "rate") {
+      c.rate_per_s = in_range(name, parse_number<double>(name, value), 1e-6, 1e12);
+    } else if (name == "initial") {
+      if (value != "fill" && value != "slowest") throw InputError("--initial must be fill or slowest, not '" + value + "'");
+      c.initial = value == "fill" ? Initial::kFill : Initial::kSlowest;
+    } else if (name == "cpu-timing") {
+      c.cpu_timing = on_off(name, value);
+    } else if (name == "cpu-us-per-access") {
+      o.cpu_us_per_access = in_range(name, parse_number<double>(name, value), 0.0, 1e9);
+    } else if (name == "lrfu-lambda") {
+      pp.lrfu_lambda = in_range(name, parse_number<double>(name, value), 0.0, 1e3);
+    } else if (name == "exd-alpha") {
+      pp.exd_alpha = in_range(name, parse_number<double>(name, value), 0.0, 1e3);
+    } else if (name == "temp-increase") {
+      pp.temp.increase = in_range(name, parse_number<double>(name, value), 1e-9, 1e3);
+    } else if (name == "temp-window") {
+      pp.temp.window = in_range(name, parse_number<uint32_t>(name, value), 1u, 1000000u);
+    } else if (name == "temp-drop") {
+      pp.temp.drop = in_range(name, parse_number<double>(name, value), 0.0, 1.0);
+    } else if (name == "temp-drop-period") {
+      pp.temp.drop_period = in_range(name, parse_number<uint32_t>(name, value), 1u, 1000000u);
+    } else if (name == "temp-timestep") {
+      o.temp_timestep = in_range<uint64_t>(name, parse_number<uint64_t>(name, value), 0, 1ULL << 32);
+    } else if (name == "rl-lambda") {
+      pp.rl.td.lambda = in_range(name, parse_number<double>(name, value), 0.0, 1.0);
+    } else if (name == "rl-beta") {
+      pp.rl.td.beta = in_range(name, parse_number<double>(name, value), 0.0, 100.0);
+    } else if (name == "rl-lr") {
+      pp.rl.td.lr0 = in_range(name, parse_number<double>(name, value), 0.0, 10.0);
+    } else if (name == "rl-lr-decay") {
+      pp.rl.td.lr_decay = in_range(name, parse_number<double>(name, value), 0.0, 1e9);
+    } else if (name == "rl-p-init") {
+      pp.rl.td.p_init = in_range(name, parse_number<double>(name, value), -1e12, 1e12);
+    } else if (name == "rl-step") {
+      pp.rl.step = in_range(name, parse_number<uint32_t>(name, value), 1u, 100000000u);
+    } else if (name == "rl-fit-window") {
+      pp.rl.fit_window = in_range(name, parse_number<uint32_t>(name, value), 2u, 10000000u);
+    } else if (name == "rl-fit-every") {
+      pp.rl.fit_every = in_range(name, parse_number<uint32_t>(name, value), 1u, 10000000u);
+    } else if (name == "rl-b-scale") {
+      pp.rl.b_scale = in_range(name, parse_number<double>(name, value), 1e-6, 1e6);
+    } else if (name == "rl-decision") {
+      if (value != "weighted" && value != "plain")
+        throw InputError("--rl-decision must be weighted or plain, not '" + value + "'");
+      pp.rl.weighted = value == "weighted";
+    } else if (name == "rl-epsilon") {
+      pp.rl.epsilon = parse_list<double>(name, value, 0.0, 1.0);
+    } else if (name == "demo-timesteps") {
+      o.demo_timesteps = in_range(name, parse_number<uint32_t>(name, value), 1u, 100000000u);
+    } else if (name == "demo-requests") {
+      o.demo_requests = in_range(name, parse_number<uint32_t>(name, value), 0u, 100000000u);
+    } else if (name == "dump-trace") {
+      o.dump_trace = value;
+    } else if (name == "out") {
+      o.out = value;
+    } else if (name == "grid") {
+      o.grid = value;
+    } else {
+      throw InputError("unknown option --" + name);
+    }
+  }
+  if (o.help || !o.grid.empty()) return o;  // a grid's rows are checked one by one
+  if (o.temperature_demo) {
+    if (o.demo_requests > o.demo_timesteps)
+      throw InputError("--demo-requests must be at most --demo-timesteps (one request per timestep at most)");
+    return o;
+  }
+
+  if (!o.trace.empty() && (given.count("workload") || given.count("pages") || given.count("read-pct")))
+    throw InputError("--trace replaces --workload, --pages and --read-pct");
+  // Tiers.
+  size_t n = lat.size();
+  for (size_t len : {alpha.size(), k_r.size(), k_w.size(), o.capacity_pct.size(), o.capacity_pages.size()})
+    if (len > 1) n = std::max(n, len);
+  auto pick = [&](const char* what, auto& v, size_t t) {
+    if (v.size() != 1 && v.size() != n)
+      throw InputError(std::string("--") + what + " has " + std::to_string(v.size()) + " values for " +
+                       std::to_string(n) + " tiers");
+    return v.size() == 1 ? v[0] : v[t];
+  };
+  if (n < 2) throw InputError("at least 2 tiers are needed (colon-separated values, e.g. --read-latency-us 30:200:500)");
+  if (!o.capacity_pct.empty() && !o.capacity_pages.empty())
+    throw InputError("give either --capacity-pct or --capacity-pages");
+  if (o.capacity_pct.empty() && o.capacity_pages.empty()) o.capacity_pct = {3, 8, 100};
+  c.tiers.assign(n, TierSpec{});
+  for (size_t t = 0; t < n; t++) {
+    TierSpec& s = c.tiers[t];
+    s.read_latency_us = pick("read-latency-us", lat, t);
+    s.alpha = pick("alpha", alpha, t);
+    s.k_r = pick("k-r", k_r, t);
+    s.k_w = pick("k-w", k_w, t);
+    s.page_size = page_size;
+  }
+  c.params.seed = o.seed;
+  if (c.arrival == Arrival::kPoisson && c.rate_per_s <= 0) throw InputError("--arrival poisson needs --rate R");
+  if (o.emulator && c.arrival == Arrival::kBurst)
+    throw InputError("--engine emu supports --arrival closed or poisson, not burst");
+  return o;
+}
+
+// Capacities in pages once the page count is known.
+static void resolve_tiers(Options& o, uint32_t pages) {
+  auto& tiers = o.config.tiers;
+  const size_t n = tiers.size();
+  for (size_t t = 0; t < n; t++) {
+    if (!o.capacity_pages.empty()) {
+      tiers[t].capacity_pages = o.capacity_pages.size() == 1 ? o.capacity_pages[0] : o.capacity_pages[t];
+    } else {
+      const double pct = o.capacity_pct.size() == 1 ? o.capacity_pct[0] : o.capacity_pct[t];
+      tiers[t].capacity_pages = static_cast<uint64_t>(std::llround(pct / 100.0 * pages));
+    }
+  }
+  uint64_t total = 0;
+  for (const TierSpec& s : tiers) total += s.capacity_pages;
+  if (total < pages)
+    throw InputError("the tiers hold " + std::to_string(total) + " pages, fewer than the workload's " +
+                     std::to_string(pages) + " (the slowest tier is usually 100%)");
+  for (size_t t = 0; t + 1 < n; t++)
+    if (tiers[t].capacity_pages == 0)
+      throw InputError("tier " + std::to_string(t + 1) + " has capacity 0 (at " + std::to_string(pages) + " pages)");
+  o.config.params.temp.timestep = o.temp_timestep > 0 ? o.temp_timestep : std::max<uint64_t>(1, pages / 10);
+}
+
+std::vector<std::vector<std::string>> grid_rows(const std::string& path, const std::vector<std::string>& base) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read grid file " + path);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    return cells;
+  };
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    line_no++;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cells = split(line);
+    if (header.empty()) {
+      for (std::string name : cells) {
+        for (char& ch : name)
+          if (ch == '_') ch = '-';
+        if (name == "grid" || name == "out") throw InputError(path + ": a grid cannot set --" + name);
+        header.push_back(name);
+      }
+      continue;
+    }
+    if (cells.size() != header.size())
+      throw InputError(path + ":" + std::to_string(line_no) + ": " + std::to_string(cells.size()) + " cells for " +
+                       std::to_string(header.size()) + " columns");
+    std::vector<std::string> args = base;
+    for (size_t i = 0; i < cells.size(); i++) {
+      if (cells[i].empty()) continue;
+      args.push_back("--" + header[i]);
+      args.push_back(cells[i]);
+    }
+    rows.push_back(args);
+  }
+  if (header.empty()) throw InputError(path + ": empty grid (a header line of option names is needed)");
+  return rows;
+}
+
+std::string csv_header() {
+  return "engine,policy,workload,seed,pages,requests,read_pct,tiers,capacity_pages,read_latency_us,alpha,k_r,k_w,"
+         "page_size,server_model,arrival,clients,reads,writes,accesses,promotions,demotions,accesses_t1,accesses_t2,"
+         "accesses_t3,migrations_t2_t1,migrations_t3_t2,demotions_t1_t2,demotions_t2_t3,migrations_total,"
+         "mean_latency_us,data_access_us,cpu_us,runtime_us,overhead_us_per_access,policy_memory_bytes,sim_wall_s\n";
+}
+
+static std::string csv_row(const Options& o, PolicyKind policy, const std::string& workload, uint32_t pages,
+                           double read_pct, const RunStats& s) {
+  const SimConfig& c = o.config;
+  auto u64 = [](uint64_t v) { return std::to_string(v); };
+  auto at = [&](const std::vector<uint64_t>& v, size_t i) { return i < v.size() ? u64(v[i]) : std::string(); };
+  uint64_t total = 0;
+  for (uint64_t v : s.promotions) total += v;
+  for (uint64_t v : s.demotions) total += v;
+  const bool measured = o.cpu_us_per_access < 0;
+  const double cpu_us = measured ? s.policy_ns * 1e-3 : o.cpu_us_per_access * static_cast<double>(s.requests);
+  const bool show_cpu = !measured || c.cpu_timing;
+  std::ostringstream row;
+  row << (o.emulator ? "emu" : "sim") << ',' << policy_name(policy) << ',' << workload << ',' << o.seed << ','
+      << pages << ',' << s.requests << ',' << fmt(read_pct) << ',' << c.tiers.size() << ','
+      << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.capacity_pages); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return fmt(t.read_latency_us); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return fmt(t.alpha); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.k_r); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.k_w); }) << ','
+      << c.tiers[0].page_size << ',' << (c.server_model == ServerModel::kShared ? "shared" : "split") << ','
+      << (c.arrival == Arrival::kClosed ? "closed" : c.arrival == Arrival::kPoisson ? "poisson" : "burst") << ','
+      << (c.arrival == Arrival::kClosed ? std::to_string(c.clients) : std::string()) << ',' << s.reads << ','
+      << s.writes << ',' << join(s.accesses, u64) << ',' << join(s.promotions, u64) << ','
+      << join(s.demotions, u64) << ',' << at(s.accesses, 0) << ',' << at(s.accesses, 1) << ','
+      << at(s.accesses, 2) << ',' << at(s.promotions, 0) << ',' << at(s.promotions, 1) << ','
+      << at(s.demotions, 0) << ',' << at(s.demotions, 1) << ',' << total << ','
+      << fixed(s.latency_sum_us / static_cast<double>(s.requests), 4) << ',' << fixed(s.data_access_us, 3) << ','
+      << (show_cpu ? fixed(cpu_us, 3) : "") << ',' << (show_cpu ? fixed(s.data_access_us + cpu_us, 3) : "") << ','
+      << (show_cpu ? fixed(cpu_us / static_cast<double>(s.requests), 5) : "") << ',' << s.policy_memory_bytes << ','
+      << (c.cpu_timing ? fixed(s.wall_s, 4) : "") << '\n';
+  return row.str();
+}
+
+std::string Runner::run(const Options& given) {
+  Options o = given;
+  std::unique_ptr<Workload> w;
+  std::string name;
+  double read_pct = o.read_pct;
+  if (!o.trace.empty()) {
+    auto it = traces_.find(o.trace);
+    if (it == traces_.end()) {
+      try {
+        it = traces_.emplace(o.trace, read_trace(o.trace)).first;
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+    }
+    const Trace& t = it->second;
+    const uint64_t limit = o.requests_given ? o.requests : t.requests->size();
+    w = std::make_unique<TraceWorkload>(t.requests, t.pages, limit);
+    name = basename(o.trace);
+    if (name.find(',') != std::string::npos || name.find('"') != std::string::npos)
+      throw InputError("a trace file name may not contain a comma or a quote: " + name);
+  } else {
+    std::vector<Phase> phases;
+    std::string error;
+    if (!parse_workload(o.workload, &phases, &error)) throw InputError("--workload: " + error);
+    w = std::make_unique<SyntheticWorkload>(phases, o.pages, o.requests, o.read_pct, o.seed);
+    name = o.workload;
+  }
+  if (!o.dump_trace.empty()) {
+    std::ofstream out(o.dump_trace + ".tmp", std::ios::binary | std::ios::trunc);
+    out << "page,op\n";
+    uint32_t page;
+    Op op;
+    std::string line;
+    for (uint64_t i = 0; i < w->requests(); i++) {
+      w->next(&page, &op);
+      line = std::to_string(page);
+      line += op == Op::kRead ? ",R\n" : ",W\n";
+      out << line;
+    }
+    if (!out.flush()) throw InputError("cannot write " + o.dump_trace);
+    out.close();
+    if (std::rename((o.dump_trace + ".tmp").c_str(), o.dump_trace.c_str()) != 0)
+      throw InputError("cannot rename " + o.dump_trace + ".tmp");
+    return "";
+  }
+  resolve_tiers(o, w->pages());
+  std::string text;
+  for (PolicyKind p : o.policies) {
+    o.config.policy = p;
+    RunStats s = o.emulator ? emulate(o.config, *w) : simulate(o.config, *w);
+    if (!o.trace.empty()) read_pct = 100.0 * static_cast<double>(s.reads) / static_cast<double>(s.requests);
+    text += csv_row(o, p, name, w->pages(), read_pct, s);
+  }
+  return text;
+}
+
+std::string temperature_demo(const Options& o) {
+  // One page, timestep = 1 request unit: `demo_requests` distinct random timesteps in
+  // [0, demo_timesteps) carry a request (thesis Fig 6.5: 100 random requests in 1000 timesteps).
+  TemperatureParams p = o.config.params.temp;
+  p.timestep = 1;
+  TemperatureModel model(1, p, nullptr);
+  std::vector<uint8_t> requested(o.demo_timesteps, 0);
+  SplitMix64 g(derive_seed(o.seed, 11));
+  for (uint32_t k = 0; k < o.demo_requests;) {
+    uint64_t t = g.below(o.demo_timesteps);
+    if (!requested[t]) {
+      requested[t] = 1;
+      k++;
+    }
+  }
+  std::string out = "timestep,requested,temperature\n";
+  for (uint32_t t = 0; t < o.demo_timesteps; t++) {
+    model.advance(t);
+    if (requested[t]) model.touch(0, t);
+    out += std::to_string(t) + ',' + (requested[t] ? "1" : "0") + ',' + fixed(model.temperature(0), 6) + '\n';
+  }
+  return out;
+}
+
+int main_with_args(const std::vector<std::string>& args) {
+  try {
+    Options o = parse_args(args);
+    if (o.help) {
+      std::cout << usage();
+      return 0;
+    }
+    std::string text;
+    if (o.temperature_demo) {
+      text = temperature_demo(o);
+    } else {
+      Runner runner;
+      text = o.dump_trace.empty() ? csv_header() : "";
+      if (o.grid.empty()) {
+        text += runner.run(o);
+      } else {
+        std::vector<std::string> base;  // the shared options: everything but --grid
+        for (size_t i = 0; i < args.size(); i++) {
+          if (args[i] == "--grid") i++;
+          else if (args[i].rfind("--grid=", 0) != 0) base.push_back(args[i]);
+        }
+        size_t k = 0;
+        for (const auto& row : grid_rows(o.grid, base)) {
+          k++;
+          try {
+            text += runner.run(parse_args(row));
+          } catch (const InputError& e) {
+            throw InputError(o.grid + ": configuration " + std::to_string(k) + ": " + e.what());
+          }
+        }
+      }
+    }
+    if (o.out.empty()) {
+      std::cout << text;
+      return std::cout.good() ? 0 : 1;
+    }
+    // Written whole and renamed, so that a file with this name is always complete.
+    const std::string tmp = o.out + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out || !(out << text) || !out.flush()) throw InputError("cannot write " + tmp);
+    }
+    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw InputError("cannot rename " + tmp + " to " + o.out);
+    return 0;
+  } catch (const InputError& e) {
+    std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "restore-sim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace restore

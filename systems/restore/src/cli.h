@@ -1,0 +1,59 @@
+// restore-sim's command line (README.md documents every option and output column).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simulator.h"
+#include "workload.h"
+
+namespace restore {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  SimConfig config;
+  std::vector<PolicyKind> policies = {PolicyKind::kRestore};
+  bool emulator = false;
+  std::string workload = "5hf90";
+  std::string trace;
+  uint32_t pages = 10000;
+  uint64_t requests = 1000000;  // synthetic: the count; trace: a limit (0 = whole trace)
+  bool requests_given = false;
+  double read_pct = 50;
+  uint64_t seed = 1;
+  std::vector<double> capacity_pct;      // one per tier, or
+  std::vector<uint64_t> capacity_pages;  // one per tier
+  uint64_t temp_timestep = 0;            // 0: pages / 10
+  double cpu_us_per_access = -1;         // >= 0: modelled CPU time instead of the measured one
+  bool temperature_demo = false;
+  uint32_t demo_timesteps = 1000, demo_requests = 100;
+  std::string out, grid;
+  std::string dump_trace;  // write the workload as a page trace and run nothing
+  bool help = false;
+};
+
+const char* usage();
+Options parse_args(const std::vector<std::string>& args);
+std::vector<std::vector<std::string>> grid_rows(const std::string& path, const std::vector<std::string>& base);
+std::string csv_header();
+
+// Runs configurations, keeping traces in memory between them.
+class Runner {
+ public:
+  std::string run(const Options& o);  // CSV rows (one per policy)
+
+ private:
+  std::map<std::string, Trace> traces_;
+};
+
+std::string temperature_demo(const Options& o);
+int main_with_args(const std::vector<std::string>& args);
+
+}  // namespace restore

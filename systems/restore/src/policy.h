@@ -1,0 +1,200 @@
+// The migration policies of thesis Chapter 6 (Table in spec §3): Static (the oracle placement),
+// tLFU, tLRU, LRFU, EXD, TEMP and ReStore. All adaptive policies promote a requested page by one
+// tier (towards tier 0, the fastest) and, when the faster tier is full, demote that tier's
+// lowest-scored page into the slot the promoted page left (a swap, so demotions never cascade).
+// When the faster tier has room the promotion is unconditional.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "rl.h"
+#include "rng.h"
+#include "temperature.h"
+
+namespace restore {
+
+enum class PolicyKind { kStatic, kTlfu, kTlru, kLrfu, kExd, kTemp, kRestore };
+
+const char* policy_name(PolicyKind kind);
+bool parse_policy(const std::string& text, PolicyKind* kind);
+std::vector<PolicyKind> all_policies();
+
+struct RlParams {
+  TdParams td;
+  uint32_t step = 100;         // requests per TD state step (original RL_update_freqs = 100)
+  uint32_t fit_window = 500;   // membership fit: last 500 observations (original code)
+  uint32_t fit_every = 4;      // refit every 4 observations (original code)
+  double b_scale = 10.0;       // b = 10 / range (thesis L1847)
+  bool weighted = true;        // compare sum_tier (total temperature) * v, L1877 (see README)
+  std::vector<double> epsilon = {0.0, 0.005};  // exploration per tier pair (original code)
+};
+
+struct PolicyParams {
+  double lrfu_lambda = 0.32192809488736235;  // F(x) = 2^{-lambda x}: 2^{-lambda} = 0.8 (original)
+  double exd_alpha = 2e-8;                    // S = 1 + S e^{-alpha dt} (original alpha_exd)
+  TemperatureParams temp;
+  RlParams rl;
+  uint64_t seed = 1;
+};
+
+class Policy {
+ public:
+  Policy(const std::vector<TierSpec>& tiers, uint32_t pages);
+  virtual ~Policy() = default;
+  virtual PolicyKind kind() const = 0;
+
+  // The initial placement: the tier of every page (counts must fit the capacities).
+  virtual void place(const std::vector<uint8_t>& tier_of);
+  // One request at request index `now` (0-based, increasing). The page's tier is tier_of(page)
+  // before the call; migrations the policy makes are appended to `moves` (promotion first).
+  virtual void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) = 0;
+  // The response time of a request served by `tier` that arrived at request index `now`.
+  virtual void observe(int /*tier*/, double /*response_us*/, uint64_t /*now*/) {}
+  // Bytes of the policy's data structures (placement included).
+  virtual size_t memory_bytes() const;
+
+  int tier_of(uint32_t page) const { return tier_[page]; }
+  uint64_t size(int tier) const { return size_[static_cast<size_t>(tier)]; }
+  int tiers() const { return static_cast<int>(tiers_.size()); }
+  uint32_t pages() const { return pages_; }
+
+ protected:
+  std::vector<TierSpec> tiers_;
+  uint32_t pages_;
+  std::vector<uint8_t> tier_;
+  std::vector<uint64_t> size_;
+};
+
+// Policies that keep, per tier, a min-heap of pages by (key, tie, page id) to find the page to
+// demote. A tier whose capacity holds every page is never full and keeps no heap.
+class HeapPolicy : public Policy {
+ public:
+  HeapPolicy(const std::vector<TierSpec>& tiers, uint32_t pages);
+  void place(const std::vector<uint8_t>& tier_of) override;
+  size_t memory_bytes() const override;
+
+  double key(uint32_t page) const { return key_[page]; }
+  // The lowest page of a tier's heap (the tier must be heaped and non-empty).
+  uint32_t lowest(int tier) const { return heaps_[static_cast<size_t>(tier)].front(); }
+  bool full(int tier) const { return size_[static_cast<size_t>(tier)] >= tiers_[static_cast<size_t>(tier)].capacity_pages; }
+
+ protected:
+  void set_key(uint32_t page, double key, uint32_t tie);
+  // Moves `page` one tier up, demoting the faster tier's lowest page if it is full.
+  void promote(uint32_t page, std::vector<Move>& moves);
+  virtual void moved(uint32_t /*page*/, int /*from*/, int /*to*/) {}
+
+ private:
+  bool less(uint32_t a, uint32_t b) const;
+  void heap_insert(int tier, uint32_t page);
+  void heap_remove(int tier, uint32_t page);
+  void sift_up(std::vector<uint32_t>& h, size_t i);
+  void sift_down(std::vector<uint32_t>& h, size_t i);
+  void move_page(uint32_t page, int to, std::vector<Move>& moves);
+
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<double> key_;
+  std::vector<uint32_t> tie_;
+  std::vector<uint32_t> pos_;
+  std::vector<std::vector<uint32_t>> heaps_;
+  std::vector<bool> heaped_;
+};
+
+std::unique_ptr<Policy> make_policy(PolicyKind kind, const std::vector<TierSpec>& tiers, uint32_t pages,
+                                    const PolicyParams& params);
+
+// --- the concrete policies, exposed for the unit tests -------------------------------------
+
+class StaticPolicy : public Policy {
+ public:
+  using Policy::Policy;
+  PolicyKind kind() const override { return PolicyKind::kStatic; }
+  void access(uint32_t, Op, uint64_t, QueueProbe&, std::vector<Move>&) override {}
+};
+
+// tLFU (key = request count), tLRU (key = last request index), LRFU (key = log2 CRF referred to
+// time 0), EXD (key = ln S referred to time 0). Upgrade if key(page) > lowest key of the faster tier.
+class ScorePolicy : public HeapPolicy {
+ public:
+  ScorePolicy(PolicyKind kind, const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
+  PolicyKind kind() const override { return kind_; }
+  void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
+  size_t memory_bytes() const override;
+  // The policy's score of the page at request index `now` (count, recency, CRF or EXD score).
+  double score(uint32_t page, uint64_t now) const;
+
+ private:
+  PolicyKind kind_;
+  PolicyParams params_;
+  std::vector<uint32_t> last_;  // request index + 1 of the last request (LRFU/EXD), 0 = never
+};
+
+// TEMP: upgrade if the page's temperature is above the faster tier's average temperature;
+// demote the coldest page. Keeps every tier's temperature sum exactly (fixed point).
+class TempPolicy : public HeapPolicy, public TemperatureListener {
+ public:
+  TempPolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
+  PolicyKind kind() const override { return PolicyKind::kTemp; }
+  void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
+  size_t memory_bytes() const override;
+  void temperature_changed(uint32_t page, double before, double after) override;
+
+  double temperature(uint32_t page) const { return model_.temperature(page); }
+  double total_temperature(int tier) const { return static_cast<double>(sum_[static_cast<size_t>(tier)]) * kUnit; }
+  double mean_temperature(int tier) const;
+
+ protected:
+  void moved(uint32_t page, int from, int to) override;
+  void heat(uint32_t page, uint64_t now);  // advance + touch + key
+
+  static constexpr double kScale = 4294967296.0;  // fixed point: 2^32 per degree
+  static constexpr double kUnit = 1.0 / kScale;
+  static int64_t fixed(double t) { return static_cast<int64_t>(t * kScale + 0.5); }
+  TemperatureModel model_;
+  std::vector<int64_t> sum_;
+};
+
+// ReStore: TEMP's temperature and demotion, with the upgrade decided by the per-tier agents (Eq. 6.4).
+class RestorePolicy : public TempPolicy {
+ public:
+  RestorePolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
+  PolicyKind kind() const override { return PolicyKind::kRestore; }
+  void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
+  void observe(int tier, double response_us, uint64_t now) override;
+  size_t memory_bytes() const override;
+
+  struct Agent {
+    explicit Agent(const RlParams& p) : td(p.td), fit1(p.fit_window), fit2(p.fit_window) {}
+    TdAgent td;
+    SlidingStats fit1, fit2;
+    Membership m1, m2;
+    double phi[kRules] = {0.25, 0.25, 0.25, 0.25};  // basis of the current state s_n
+    bool started = false;
+    double tau = 0;          // steps spent in s_n
+    uint64_t since = 0;      // request index where s_n began
+    double reward_sum = 0;   // sum of discounted response times in s_n
+    uint64_t reward_n = 0;
+    uint64_t updates = 0;
+  };
+  const Agent& agent(int tier) const { return agents_[static_cast<size_t>(tier)]; }
+  // The value (a cost) tier `tier`'s agent gives the state (s1, s2).
+  double cost(int tier, double s1, double s2) const;
+  uint64_t decisions() const { return decisions_; }
+
+ private:
+  void observe_state(int tier, double s1, double s2);
+  void td_step(uint64_t now, QueueProbe& probe);
+  double s2_of(int tier, uint64_t queued) const;
+
+  RlParams rl_;
+  std::vector<Agent> agents_;
+  SplitMix64 rng_;
+  uint64_t decisions_ = 0;
+};
+
+}  // namespace restore

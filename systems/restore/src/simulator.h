@@ -1,0 +1,54 @@
+// The two engines. Both replay a workload against tiers through one policy and return the same
+// statistics:
+//  * simulate(): a discrete-event simulation in virtual time (deterministic for a seed);
+//  * emulate():  the thesis's real-time emulator (§6.5): a pool of threads per tier that sleep
+//                for the service time; wall-clock results.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model.h"
+#include "policy.h"
+#include "workload.h"
+
+namespace restore {
+
+enum class Arrival { kClosed, kPoisson, kBurst };
+enum class Initial { kFill, kSlowest };
+
+struct SimConfig {
+  std::vector<TierSpec> tiers;
+  ServerModel server_model = ServerModel::kShared;
+  Arrival arrival = Arrival::kClosed;
+  uint32_t clients = 32;     // closed loop: requests outstanding at once
+  double rate_per_s = 0;     // poisson: mean arrival rate
+  Initial initial = Initial::kFill;
+  PolicyKind policy = PolicyKind::kRestore;
+  PolicyParams params;
+  bool cpu_timing = true;    // measure the time spent in the policy (steady_clock per access)
+};
+
+struct RunStats {
+  uint64_t requests = 0, reads = 0, writes = 0;
+  std::vector<uint64_t> accesses;    // per tier
+  std::vector<uint64_t> promotions;  // [i]: tier i+1 -> tier i
+  std::vector<uint64_t> demotions;   // [i]: tier i -> tier i+1
+  double latency_sum_us = 0;         // client requests: finish - arrival
+  double data_access_us = 0;         // time until every I/O (migrations included) has finished
+  double policy_ns = 0;              // measured time inside the policy (0 without cpu_timing)
+  size_t policy_memory_bytes = 0;
+  double wall_s = 0;                 // wall time of the whole run
+};
+
+// The placement the run starts from: kFill puts pages 0.. in the fastest tier until it is full,
+// then the next tier, ... (the original code's initial placement); kSlowest puts every page in the
+// slowest tier. Static's placement is the oracle: pages by decreasing access count in the whole
+// workload (ties by page id), fastest tier first.
+std::vector<uint8_t> initial_placement(const SimConfig& config, Workload& workload);
+
+RunStats simulate(const SimConfig& config, Workload& workload);
+RunStats emulate(const SimConfig& config, Workload& workload);
+
+}  // namespace restore

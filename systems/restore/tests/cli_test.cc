@@ -1,0 +1,80 @@
+// The command line: errors, determinism, grid mode.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+
+using namespace restore;
+
+namespace {
+std::string error_of(const std::vector<std::string>& args) {
+  try {
+    parse_args(args);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string run_to_string(std::vector<std::string> args) {
+  const std::string path = ::testing::TempDir() + "/restore_cli_out.csv";
+  args.push_back("--out");
+  args.push_back(path);
+  EXPECT_EQ(main_with_args(args), 0);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::remove(path.c_str());
+  return ss.str();
+}
+}  // namespace
+
+TEST(Cli, ErrorsNameTheOption) {
+  EXPECT_NE(error_of({"--policy", "arc"}).find("--policy must be static"), std::string::npos);
+  EXPECT_NE(error_of({"--alpha", "1:2"}).find("--alpha has 2 values for 3 tiers"), std::string::npos);
+  EXPECT_NE(error_of({"--k-r", "0:1:1"}).find("--k-r must be in [1, 4096]"), std::string::npos);
+  EXPECT_NE(error_of({"--workload", "5hf900"}).find("--workload:"), std::string::npos);
+  EXPECT_NE(error_of({"--arrival", "poisson"}).find("needs --rate"), std::string::npos);
+  EXPECT_NE(error_of({"--frobnicate", "1"}).find("unknown option --frobnicate"), std::string::npos);
+  EXPECT_NE(error_of({"--pages"}).find("--pages needs a value"), std::string::npos);
+  EXPECT_NE(error_of({"--read-latency-us", "10:20"}).find("--read-latency-us has 2 values for 3 tiers"), std::string::npos);
+  EXPECT_EQ(error_of({"--read-latency-us", "10:20", "--alpha", "1", "--k-r", "1", "--k-w", "2", "--capacity-pct", "10:100"}), "");
+}
+
+TEST(Cli, CapacitiesMustHoldEveryPage) {
+  EXPECT_EQ(main_with_args({"--capacity-pct", "3:8:50", "--requests", "10", "--pages", "100"}), 2);
+}
+
+TEST(Cli, SameSeedSameBytesWithoutTiming) {
+  std::vector<std::string> args = {"--policy", "all", "--requests", "20000", "--pages", "1000", "--cpu-timing", "off"};
+  std::string a = run_to_string(args), b = run_to_string(args);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 8);  // header + 7 policies
+  args.push_back("--seed");
+  args.push_back("2");
+  EXPECT_NE(run_to_string(args), a);
+}
+
+TEST(Cli, GridRowsShareOptions) {
+  const std::string grid = ::testing::TempDir() + "/restore_grid.csv";
+  {
+    std::ofstream f(grid);
+    f << "policy,capacity_pct\nstatic,1:4:100\ntlfu,3:8:100\n";
+  }
+  std::string out = run_to_string({"--grid", grid, "--requests", "1000", "--pages", "1000", "--cpu-timing", "off"});
+  EXPECT_NE(out.find("sim,static,5hf90,1,1000,1000,50,3,10:40:1000,"), std::string::npos) << out;
+  EXPECT_NE(out.find("sim,tlfu,5hf90,1,1000,1000,50,3,30:80:1000,"), std::string::npos) << out;
+  std::remove(grid.c_str());
+}
+
+TEST(Cli, TemperatureDemoHasTheRequestedShape) {
+  std::string out = run_to_string({"--temperature-demo", "--demo-timesteps", "200", "--demo-requests", "20"});
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 201);
+  size_t requested = 0, pos = 0;
+  while ((pos = out.find(",1,", pos)) != std::string::npos) requested++, pos++;
+  EXPECT_EQ(requested, 20u);
+}

@@ -1,0 +1,250 @@
+// Each policy on small hand-made traces with a known outcome, and the invariants of all of them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "policy.h"
+#include "simulator.h"
+
+using namespace restore;
+
+namespace {
+
+class NoQueue : public QueueProbe {
+ public:
+  uint64_t queued(int) override { return 0; }
+};
+
+std::vector<TierSpec> tiers(std::vector<uint64_t> caps) {
+  std::vector<TierSpec> t;
+  double lat = 30;
+  for (uint64_t c : caps) {
+    t.push_back(TierSpec{lat, 2, 1, 1, c, 4096});
+    lat *= 5;
+  }
+  return t;
+}
+
+std::vector<uint8_t> fill(const std::vector<TierSpec>& ts, uint32_t pages) {
+  std::vector<uint8_t> out(pages);
+  uint32_t p = 0;
+  for (size_t t = 0; t < ts.size(); t++)
+    for (uint64_t k = 0; k < ts[t].capacity_pages && p < pages; k++) out[p++] = static_cast<uint8_t>(t);
+  return out;
+}
+
+struct Harness {
+  Harness(PolicyKind kind, std::vector<uint64_t> caps, uint32_t pages, PolicyParams params = {}) {
+    ts = tiers(caps);
+    params.temp.timestep = params.temp.timestep == 1000 ? 1 : params.temp.timestep;
+    policy = make_policy(kind, ts, pages, params);
+    policy->place(fill(ts, pages));
+  }
+  std::vector<Move> access(uint32_t page, Op op = Op::kRead) {
+    std::vector<Move> moves;
+    policy->access(page, op, now++, probe, moves);
+    return moves;
+  }
+  std::vector<TierSpec> ts;
+  std::unique_ptr<Policy> policy;
+  NoQueue probe;
+  uint64_t now = 0;
+};
+
+}  // namespace
+
+TEST(Tlfu, PromotesOnlyWhenStrictlyMoreFrequent) {
+  // Tier 1 holds 2 pages (0 and 1 at first), tier 2 the rest.
+  Harness h(PolicyKind::kTlfu, {2, 10}, 4);
+  auto m = h.access(2);  // count 1 > tier 1's lowest (page 0, count 0): swap with page 0
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].page, 2u);
+  EXPECT_EQ(m[0].to, 0);
+  EXPECT_EQ(m[1].page, 0u);
+  EXPECT_EQ(m[1].to, 1);
+  h.access(3);  // count 1 > page 1's 0: swap
+  EXPECT_EQ(h.policy->tier_of(3), 0);
+  EXPECT_EQ(h.policy->tier_of(1), 1);
+  EXPECT_TRUE(h.access(0).empty());  // count 1, tier 1's lowest is 1: not larger, stays
+  EXPECT_EQ(h.policy->tier_of(0), 1);
+  auto m2 = h.access(0);  // count 2 > 1: the older of the two count-1 pages (2) is demoted
+  ASSERT_EQ(m2.size(), 2u);
+  EXPECT_EQ(m2[1].page, 2u);
+  EXPECT_TRUE(h.access(3).empty());  // already in tier 1
+}
+
+TEST(Tlru, PromotesEveryAccessedPageAndDemotesTheLeastRecent) {
+  Harness h(PolicyKind::kTlru, {2, 2, 10}, 6);  // 0, 1 | 2, 3 | 4, 5
+  h.access(0);
+  h.access(1);
+  auto m = h.access(4);  // tier 3 -> tier 2, swapping with tier 2's LRU (never requested: 2)
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].from, 2);
+  EXPECT_EQ(m[0].to, 1);
+  EXPECT_EQ(m[1].page, 2u);
+  m = h.access(4);  // tier 2 -> tier 1, swapping with page 0 (least recent of 0, 1)
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1].page, 0u);
+  EXPECT_EQ(h.policy->tier_of(4), 0);
+  EXPECT_EQ(h.policy->tier_of(0), 1);
+}
+
+TEST(Lrfu, LambdaZeroCountsAndLargeLambdaIsRecency) {
+  PolicyParams p;
+  p.lrfu_lambda = 0;  // F(x) = 1: CRF = number of requests
+  ScorePolicy lfu(PolicyKind::kLrfu, tiers({2, 10}), 4, p);
+  lfu.place(fill(tiers({2, 10}), 4));
+  NoQueue q;
+  std::vector<Move> mv;
+  for (uint64_t t = 0; t < 3; t++) lfu.access(1, Op::kRead, t, q, mv);
+  EXPECT_NEAR(lfu.score(1, 10), 3.0, 1e-12);
+  p.lrfu_lambda = 1;  // F(x) = 2^-x
+  ScorePolicy crf(PolicyKind::kLrfu, tiers({2, 10}), 4, p);
+  crf.place(fill(tiers({2, 10}), 4));
+  crf.access(1, Op::kRead, 0, q, mv);
+  crf.access(1, Op::kRead, 2, q, mv);  // C = 1 + 2^-2 = 1.25 at t = 2
+  EXPECT_NEAR(crf.score(1, 2), 1.25, 1e-12);
+  EXPECT_NEAR(crf.score(1, 3), 0.625, 1e-12);  // decays by 2^-1 per request
+}
+
+TEST(Exd, ScoreDecaysExponentially) {
+  PolicyParams p;
+  p.exd_alpha = 0.1;
+  ScorePolicy exd(PolicyKind::kExd, tiers({2, 10}), 4, p);
+  exd.place(fill(tiers({2, 10}), 4));
+  NoQueue q;
+  std::vector<Move> mv;
+  exd.access(3, Op::kRead, 0, q, mv);
+  exd.access(3, Op::kRead, 10, q, mv);  // S = 1 + 1 * e^{-0.1 * 10}
+  EXPECT_NEAR(exd.score(3, 10), 1 + std::exp(-1.0), 1e-12);
+  EXPECT_NEAR(exd.score(3, 20), (1 + std::exp(-1.0)) * std::exp(-1.0), 1e-12);
+}
+
+TEST(Temperature, IncreaseAndDecreaseRules) {
+  TemperatureParams p;
+  p.timestep = 1;
+  TemperatureModel m(1, p, nullptr);
+  m.advance(0);
+  EXPECT_NEAR(m.touch(0, 0), 1 - 0.5 * std::exp(-0.2), 1e-12);  // 0.5906
+  m.advance(1);
+  EXPECT_NEAR(m.touch(0, 1), 1 - 0.5 * std::exp(-0.2 * 2), 1e-12);  // 2 requests in the window
+  const double t2 = m.temperature(0);
+  m.advance(5);
+  EXPECT_DOUBLE_EQ(m.temperature(0), t2);  // 4 idle timesteps: unchanged
+  m.advance(6);
+  EXPECT_NEAR(m.temperature(0), t2 - 0.05, 1e-12);  // 5 idle timesteps: -0.05
+  m.advance(11);
+  EXPECT_NEAR(m.temperature(0), t2 - 0.10, 1e-12);
+  m.advance(1000);
+  EXPECT_EQ(m.temperature(0), 0.0);  // floor at 0
+  m.touch(0, 1000);                  // the window has slid past the old requests
+  EXPECT_NEAR(m.temperature(0), 1 - 0.5 * std::exp(-0.2), 1e-12);
+}
+
+TEST(TempPolicy, UpgradesAboveTheFasterTiersMeanTemperature) {
+  PolicyParams p;
+  p.temp.timestep = 1;
+  TempPolicy h(tiers({2, 10}), 4, p);
+  h.place(fill(tiers({2, 10}), 4));
+  NoQueue q;
+  std::vector<Move> mv;
+  h.access(0, Op::kRead, 0, q, mv);  // tier 1 page: 0.5906
+  h.access(1, Op::kRead, 1, q, mv);
+  h.access(1, Op::kRead, 2, q, mv);  // 0.6648; tier 1 mean 0.6277
+  EXPECT_NEAR(h.mean_temperature(0), (1 - 0.5 * std::exp(-0.2) + 1 - 0.5 * std::exp(-0.4)) / 2, 1e-9);
+  mv.clear();
+  h.access(2, Op::kRead, 3, q, mv);  // 0.5906 < mean: stays
+  EXPECT_TRUE(mv.empty());
+  h.access(2, Op::kRead, 4, q, mv);  // 0.6648 > 0.6277: swaps with the coldest (page 0)
+  ASSERT_EQ(mv.size(), 2u);
+  EXPECT_EQ(mv[1].page, 0u);
+  EXPECT_EQ(h.tier_of(2), 0);
+}
+
+TEST(Static, OraclePlacementByAccessCount) {
+  SimConfig c;
+  c.tiers = tiers({1, 2, 10});
+  c.policy = PolicyKind::kStatic;
+  // Page 5 most requested, then 3, then 4.
+  std::vector<uint32_t> reqs;
+  for (uint32_t p : {5, 5, 5, 5, 3, 3, 3, 4, 4, 0}) reqs.push_back(p << 1);
+  auto data = std::make_shared<std::vector<uint32_t>>(reqs);
+  TraceWorkload w(data, 6, reqs.size());
+  auto placement = initial_placement(c, w);
+  EXPECT_EQ(placement[5], 0);
+  EXPECT_EQ(placement[3], 1);
+  EXPECT_EQ(placement[4], 1);
+  EXPECT_EQ(placement[0], 2);
+  c.cpu_timing = false;
+  RunStats s = simulate(c, w);
+  EXPECT_EQ(s.accesses[0], 4u);
+  EXPECT_EQ(s.accesses[1], 5u);
+  EXPECT_EQ(s.accesses[2], 1u);
+  EXPECT_EQ(s.promotions[0] + s.promotions[1], 0u);
+}
+
+// Invariants over a random trace, for every policy: capacities hold, the tiers' temperature sums
+// and the demotion heaps agree with a brute-force recomputation.
+class AllPolicies : public ::testing::TestWithParam<PolicyKind> {};
+
+TEST_P(AllPolicies, CapacitiesSumsAndHeapsStayConsistent) {
+  PolicyParams p;
+  p.temp.timestep = 7;
+  auto ts = tiers({20, 60, 500});
+  auto policy = make_policy(GetParam(), ts, 500, p);
+  policy->place(fill(ts, 500));
+  SyntheticWorkload w({Phase{Phase::kHot, 5, 90}, Phase{Phase::kHot, 10, 80, 3}}, 500, 20000, 50, 5);
+  NoQueue q;
+  std::vector<Move> mv;
+  for (uint64_t r = 0; r < 20000; r++) {
+    uint32_t page;
+    Op op;
+    w.next(&page, &op);
+    const int before = policy->tier_of(page);
+    mv.clear();
+    policy->access(page, op, r, q, mv);
+    for (const Move& m : mv) EXPECT_EQ(std::abs(int(m.from) - int(m.to)), 1);
+    if (!mv.empty()) {
+      EXPECT_EQ(policy->tier_of(page), before - 1);
+    }
+    for (int t = 0; t < 3; t++) ASSERT_LE(policy->size(t), ts[static_cast<size_t>(t)].capacity_pages);
+    if (r % 997 == 0) {
+      if (auto* tp = dynamic_cast<TempPolicy*>(policy.get())) {
+        for (int t = 0; t < 3; t++) {
+          double sum = 0, lowest = 2;
+          for (uint32_t pg = 0; pg < 500; pg++)
+            if (tp->tier_of(pg) == t) {
+              sum += tp->temperature(pg);
+              lowest = std::min(lowest, tp->temperature(pg));
+            }
+          EXPECT_NEAR(tp->total_temperature(t), sum, 1e-6);
+          if (t < 2) {
+            EXPECT_DOUBLE_EQ(tp->temperature(tp->lowest(t)), lowest);
+          }
+        }
+      }
+    }
+  }
+  uint64_t total = 0;
+  for (int t = 0; t < 3; t++) total += policy->size(t);
+  EXPECT_EQ(total, 500u);
+  EXPECT_GT(policy->memory_bytes(), 500u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, AllPolicies, ::testing::ValuesIn(all_policies()),
+                         [](const auto& info) { return std::string(policy_name(info.param)); });
+
+TEST(Restore, LearnsAndMigratesLessThanTlru) {
+  SimConfig c;
+  c.tiers = {TierSpec{30, 1.5, 8, 8, 30, 4096}, TierSpec{200, 2, 4, 4, 80, 4096}, TierSpec{500, 4, 2, 2, 1000, 4096}};
+  c.params.temp.timestep = 100;
+  c.cpu_timing = false;
+  SyntheticWorkload w({Phase{Phase::kHot, 5, 90}}, 1000, 100000, 50, 2);
+  c.policy = PolicyKind::kRestore;
+  RunStats rl = simulate(c, w);
+  c.policy = PolicyKind::kTlru;
+  RunStats lru = simulate(c, w);
+  EXPECT_LT(rl.promotions[0] + rl.promotions[1], lru.promotions[0] + lru.promotions[1]);
+  EXPECT_GT(rl.accesses[0], 0u);
+}

@@ -1,0 +1,148 @@
+// The synthetic workloads of Table 6.4 and the trace reader.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "workload.h"
+
+using namespace restore;
+
+namespace {
+SyntheticWorkload make(const std::string& name, uint32_t pages, uint64_t n, double read_pct = 50, uint64_t seed = 1) {
+  std::vector<Phase> ph;
+  std::string err;
+  EXPECT_TRUE(parse_workload(name, &ph, &err)) << err;
+  return SyntheticWorkload(ph, pages, n, read_pct, seed);
+}
+}  // namespace
+
+TEST(Workload, XhfyPutsYPercentOnXPercent) {
+  auto w = make("5hf90", 10000, 200000, 30);
+  auto hot = w.hot_set(0);
+  EXPECT_EQ(hot.size(), 500u);
+  std::set<uint32_t> h(hot.begin(), hot.end());
+  uint64_t in = 0, reads = 0;
+  uint32_t p;
+  Op op;
+  for (int i = 0; i < 200000; i++) {
+    w.next(&p, &op);
+    in += h.count(p);
+    reads += op == Op::kRead;
+  }
+  EXPECT_NEAR(in / 200000.0, 0.90, 0.005);
+  EXPECT_NEAR(reads / 200000.0, 0.30, 0.005);
+}
+
+TEST(Workload, HotSetsFollowTheThesis) {
+  // 10hf90 and 10hf80 share their hot pages; 5hf90's differ (L1968).
+  EXPECT_EQ(make("10hf90", 10000, 10).hot_set(0), make("10hf80", 10000, 10).hot_set(0));
+  auto a = make("5hf90", 10000, 10).hot_set(0), b = make("10hf90", 10000, 10).hot_set(0);
+  std::vector<uint32_t> common;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+  EXPECT_LT(common.size(), 100u);  // independent random sets: ~5% of 10% overlap
+}
+
+TEST(Workload, DynamicPhasesChangeTheHotSet) {
+  std::vector<Phase> ph;
+  std::string err;
+  ASSERT_TRUE(parse_workload("C", &ph, &err));
+  EXPECT_EQ(ph.size(), 10u);
+  ASSERT_TRUE(parse_workload("D", &ph, &err));
+  EXPECT_EQ(ph.size(), 50u);
+  ASSERT_TRUE(parse_workload("B", &ph, &err));
+  ASSERT_EQ(ph.size(), 3u);
+  EXPECT_EQ(ph[2].hot_pages_pct, 20);
+  EXPECT_EQ(ph[2].hot_ops_pct, 80);
+  auto w = make("C", 1000, 10000);
+  EXPECT_NE(w.hot_set(0), w.hot_set(1));
+  // Requests 0..999 go to phase 0's hot set 90% of the time, 1000..1999 to phase 1's.
+  auto h0 = w.hot_set(0), h1 = w.hot_set(1);
+  uint32_t p;
+  Op op;
+  int in0 = 0, in1 = 0;
+  for (int i = 0; i < 2000; i++) {
+    w.next(&p, &op);
+    bool hot0 = std::binary_search(h0.begin(), h0.end(), p), hot1 = std::binary_search(h1.begin(), h1.end(), p);
+    if (i < 1000) in0 += hot0;
+    else in1 += hot1;
+  }
+  EXPECT_GT(in0, 850);
+  EXPECT_GT(in1, 850);
+}
+
+TEST(Workload, SameSeedSameSequenceOtherSeedOther) {
+  auto a = make("A", 1000, 5000, 50, 7), b = make("A", 1000, 5000, 50, 7), c = make("A", 1000, 5000, 50, 8);
+  int same_ac = 0;
+  for (int i = 0; i < 5000; i++) {
+    uint32_t pa, pb, pc;
+    Op oa, ob, oc;
+    a.next(&pa, &oa);
+    b.next(&pb, &ob);
+    c.next(&pc, &oc);
+    ASSERT_EQ(pa, pb);
+    ASSERT_EQ(oa, ob);
+    same_ac += pa == pc;
+  }
+  EXPECT_LT(same_ac, 500);
+  a.reset();
+  uint32_t p0;
+  Op o0;
+  a.next(&p0, &o0);
+  auto fresh = make("A", 1000, 5000, 50, 7);
+  uint32_t p1;
+  Op o1;
+  fresh.next(&p1, &o1);
+  EXPECT_EQ(p0, p1);
+}
+
+TEST(Workload, ZipfIsSkewed) {
+  auto w = make("zipf0.99", 10000, 100000);
+  std::vector<int> count(10000);
+  uint32_t p;
+  Op op;
+  for (int i = 0; i < 100000; i++) {
+    w.next(&p, &op);
+    count[p]++;
+  }
+  std::sort(count.rbegin(), count.rend());
+  int top = 0;
+  for (int i = 0; i < 100; i++) top += count[i];
+  EXPECT_GT(top, 30000);  // the top 1% of pages get > 30% of the requests
+}
+
+TEST(Workload, BadNamesAreRejected) {
+  std::vector<Phase> ph;
+  std::string err;
+  EXPECT_FALSE(parse_workload("5hf190", &ph, &err));
+  EXPECT_FALSE(parse_workload("zipf1.5", &ph, &err));
+  EXPECT_FALSE(parse_workload("tpcc", &ph, &err));
+  EXPECT_NE(err.find("unknown workload term"), std::string::npos);
+  EXPECT_FALSE(parse_workload("5hf90*0", &ph, &err));
+}
+
+TEST(Trace, ReadsPageOpCsvWithHeader) {
+  const std::string path = ::testing::TempDir() + "/restore_trace.csv";
+  {
+    std::ofstream f(path);
+    f << "page,op,timestamp\n0,R,1\n3,W,2\n# comment\n3,r\n";
+  }
+  Trace t = read_trace(path);
+  EXPECT_EQ(t.pages, 4u);
+  ASSERT_EQ(t.requests->size(), 3u);
+  EXPECT_EQ(t.reads, 2u);
+  EXPECT_EQ((*t.requests)[1], (3u << 1) | 1u);
+  {
+    std::ofstream f(path);
+    f << "0,R\n1,X\n";
+  }
+  try {
+    read_trace(path);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: op must be R or W"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
