@@ -12,10 +12,14 @@ include: "workflow/rules/pio_model.smk"
 include: "workflow/rules/emussd.smk"
 include: "workflow/rules/pio.smk"
 include: "workflow/rules/ace.smk"
+include: "workflow/rules/cave.smk"
+include: "workflow/rules/restore.smk"
 
 
 # Every tidy CSV this profile's experiments produce.
-PRODUCED_RESULTS = PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + ACE_SIM_RESULTS
+PRODUCED_RESULTS = (PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + ACE_SIM_RESULTS
+                    + CAVE_MEASURED_RESULTS + CAVE_DETERMINISTIC_RESULTS
+                    + RESTORE_MEASURED_RESULTS + RESTORE_DETERMINISTIC_RESULTS)
 
 
 include: "workflow/rules/figures.smk"
@@ -44,3 +48,7 @@ rule all:
         CLAIMS_REPORT,
         ACE_RESULTS,
         ACE_RUN_RESULTS,
+        CAVE_MEASURED_RESULTS,
+        CAVE_DETERMINISTIC_RESULTS,
+        RESTORE_MEASURED_RESULTS,
+        RESTORE_DETERMINISTIC_RESULTS,

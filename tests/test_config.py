@@ -37,7 +37,7 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, characterize, description, devices, fio_point, name, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, description, devices, fio_point, name, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\].kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
@@ -118,8 +118,14 @@ def test_unknown_preset_is_refused(configs):
 
 
 def test_profile_characterizes_only_its_own_devices(configs):
-    _edit(configs / "profiles/quick.yaml", lambda d: d["characterize"].update(devices=["emu-pcie"]))
-    assert "key characterize.devices: 'emu-pcie' is not in this profile's devices" in _error()
+    _edit(configs / "profiles/ci.yaml", lambda d: d["characterize"].update(devices=["emu-pcie"]))
+    assert "key characterize.devices: 'emu-pcie' is not in this profile's devices" in _error("ci")
+
+
+def test_a_cave_figure_runs_only_on_the_profile_s_devices(configs):
+    _edit(configs / "profiles/ci.yaml",
+          lambda d: d["cave"]["figures"].update(fig_5_8={"devices": ["emu-pcie"], "io_threads": [1, 2]}))
+    assert "key cave.figures.fig_5_8.devices: 'emu-pcie' is not in this profile's devices" in _error("ci")
 
 
 def test_characterization_must_measure_4_kib(configs):

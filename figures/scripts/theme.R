@@ -158,3 +158,75 @@ plot_ace_sweep <- function(d, x, x_label, thesis = NULL, subtitle = NULL, measur
     labs(x = x_label, y = NULL, subtitle = subtitle) +
     theme_thesis()
 }
+
+# Helpers of Chapter 5's figures (CAVE).
+# "emu-pcie (k_r 80)": a device and the concurrency that saturates it.
+cave_device_label <- function(device, k_r) sprintf("%s (k_r %d)", device, as.integer(k_r))
+# The generated graph and the thesis datasets it stands for (configs/datasets.yaml).
+cave_graph_label <- function(graph) {
+  c(social = "social (R-MAT; as FS, TW, LJ, YT)", road = "road (grid; as RN)",
+    synthetic = "synthetic (Barabasi-Albert; as SD)")[as.character(graph)]
+}
+# Figures 5.5, 5.8 and 5.13: `y` against the number of concurrent I/Os (log 2), one line per
+# device; the dotted vertical line of each device's colour is its k_r.
+plot_cave_concurrency <- function(d, y, y_label) {
+  d$device_label <- cave_device_label(d$device, d$device_k_r)
+  k <- unique(d[, c("device_label", "device_k_r")])
+  ggplot(d, aes(io_threads, .data[[y]], colour = device_label)) +
+    geom_vline(data = k, aes(xintercept = device_k_r, colour = device_label), linetype = "dotted",
+               show.legend = FALSE) +
+    geom_line() + geom_point(size = 1) +
+    scale_x_continuous(trans = "log2", breaks = log2_breaks) +
+    labs(x = "Number of concurrent I/Os", y = y_label, colour = NULL) +
+    theme_thesis()
+}
+# Figures 5.6, 5.10 and 5.12: runtime against the cache size, one panel per graph; CAVE
+# non-blocked solid with crosses, blocked dashed with circles (as the thesis draws them), and
+# the in-memory reference (the whole graph in memory, scipy) as a dotted horizontal line.
+cave_series <- c("CAVE", "CAVE_blocked", "in-memory reference")
+plot_cave_cache <- function(d) {
+  d$graph_label <- cave_graph_label(d$graph)
+  cave <- d[d$system %in% c("CAVE", "CAVE_blocked"), ]
+  cave$cache_pct <- 100 * cave$cache_fraction
+  reference <- d[!(d$system %in% c("CAVE", "CAVE_blocked")), ]
+  p <- ggplot(cave, aes(cache_pct, runtime_s, linetype = system, shape = system)) +
+    geom_line() + geom_point(size = 1.5) +
+    # one legend: the line types', with each series' point drawn in it
+    scale_linetype_manual(name = NULL, breaks = cave_series,
+                          values = c(CAVE = "solid", CAVE_blocked = "dashed", "in-memory reference" = "dotted")) +
+    scale_shape_manual(values = c(CAVE = 4, CAVE_blocked = 1), guide = "none") +
+    guides(linetype = guide_legend(override.aes = list(shape = c(4, 1, NA)))) +
+    scale_x_continuous(trans = "log10") +
+    facet_wrap(~graph_label, scales = "free_y") +
+    labs(x = "Cache size (% of the graph's file)", y = "Runtime (s)") +
+    theme_thesis()
+  if (nrow(reference) > 0) {
+    reference$system <- "in-memory reference"
+    p <- p + geom_hline(data = reference, aes(yintercept = runtime_s, linetype = system))
+  }
+  p
+}
+
+# Helpers of Chapter 6's figures (ReStore's migration policies; tLRU shares LRU's colour).
+restore_policy_names <- c(static = "Static", tlfu = "tLFU", tlru = "tLRU", lrfu = "LRFU", exd = "EXD",
+                          temp = "TEMP", restore = "ReStore")
+restore_policy_colours <- c(static = "grey55", tlfu = "#66a61e", tlru = "#1a9850", lrfu = "#fdae61",
+                            exd = "#7570b3", temp = "#e6ab02", restore = "#d73027")
+# The policies in the thesis's order, named as the thesis names them.
+restore_policy_factor <- function(x) {
+  factor(x, levels = names(restore_policy_names), labels = restore_policy_names)
+}
+scale_fill_restore_policy <- function(...) {
+  scale_fill_manual(name = NULL, values = setNames(restore_policy_colours, restore_policy_names), ...)
+}
+scale_colour_restore_policy <- function(...) {
+  scale_colour_manual(name = NULL, values = setNames(restore_policy_colours, restore_policy_names), ...)
+}
+# Facet labels of the tier-capacity grid, rows by Tier 1 (smallest on top), columns by Tier 2.
+tier1_factor <- function(t1) factor(t1, levels = sort(unique(t1)), labels = sprintf("Tier 1 %s%%", sort(unique(t1))))
+tier2_factor <- function(t2) factor(t2, levels = sort(unique(t2)), labels = sprintf("Tier 2 %s%%", sort(unique(t2))))
+# Bars of every policy side by side within each group: the numeric x of each (group, policy) bar.
+restore_bar_x <- function(group, policy, width = 0.8) {
+  n <- length(restore_policy_names)
+  as.integer(group) + (as.integer(restore_policy_factor(policy)) - (n + 1) / 2) * width / n
+}

@@ -5,10 +5,12 @@
 # sidecars chain them to the raw outputs instead. `make verify` and
 # `make checksums` build this list (and so every output on it) first.
 
-MEASURED_RESULTS = EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS
+MEASURED_RESULTS = EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + CAVE_MEASURED_RESULTS + RESTORE_MEASURED_RESULTS
 DETERMINISTIC_OUTPUTS = sorted(
     PIO_MODEL_RESULTS
     + ACE_SIM_RESULTS
+    + CAVE_DETERMINISTIC_RESULTS
+    + RESTORE_DETERMINISTIC_RESULTS
     + [
         path
         for path, item in REPRODUCED.items()

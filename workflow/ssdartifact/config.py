@@ -35,6 +35,9 @@ SCHEMA_OF = {
     "experiments/emussd.yaml": "emussd",
     "experiments/pio.yaml": "pio",
     "experiments/ace.yaml": "ace",
+    "experiments/cave.yaml": "cave",
+    "datasets.yaml": "datasets",
+    "experiments/restore.yaml": "restore",
 }
 
 
@@ -192,11 +195,14 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
             if device not in devices:
                 problems.append(f"configs/{relative}: key devices: {device!r} is not declared in "
                                 f"configs/devices.yaml; declared: {', '.join(devices) or 'none'}")
+        for system in ("ace", "cave"):
+            for figure, grid in profile.get(system, {}).get("figures", {}).items():
+                for device in grid["devices"]:
+                    if device not in profile["devices"]:
+                        problems.append(f"configs/{relative}: key {system}.figures.{figure}.devices: {device!r} is not "
+                                        f"in this profile's devices ({', '.join(profile['devices']) or 'none'}); "
+                                        "add it there")
         for figure, grid in profile.get("ace", {}).get("figures", {}).items():
-            for device in grid["devices"]:
-                if device not in profile["devices"]:
-                    problems.append(f"configs/{relative}: key ace.figures.{figure}.devices: {device!r} is not in "
-                                    f"this profile's devices ({', '.join(profile['devices']) or 'none'}); add it there")
             workloads = loaded.get("experiments/ace.yaml", {}).get("synthetic_workloads", {})
             for workload in grid.get("workloads", []):
                 if workload not in workloads:

@@ -206,20 +206,27 @@ def build_ace_server(record: str, jobs: int, log: str) -> None:
 ACE_TEMPLATES = REPO_ROOT / "scratch" / "ace" / "templates"  # loaded databases, copied onto a device per run
 
 
-def ace_device_facts(name: str, alpha_k: list[str]) -> dict:
-    """The device's k_w, which ACE's n_w defaults to, and its alpha: measured at 8 KiB
-    (PostgreSQL's page) when this profile characterizes the device, else declared (emulated)."""
+def device_facts(name: str, alpha_k: list[str], block_size: int) -> dict:
+    """A device's alpha, k_r and k_w at one block size: measured when this profile characterizes
+    the device (alpha_k: its alpha_k.csv), else declared (an emulated device)."""
     from pio.characterize import measured_device  # noqa: PLC0415
 
     device = devices.declaration(name)
     facts = {"device_kind": device["kind"], "device_preset": device.get("preset")}
     if alpha_k:
-        measured = measured_device(alpha_k[0], name, block_size=8192)
-        return {**facts, "device_k_w": measured["k_w"], "device_alpha": measured["alpha"], "k_w_source": "measured"}
+        measured = measured_device(alpha_k[0], name, block_size=block_size)
+        return {**facts, **{k: measured[k] for k in ("alpha", "k_r", "k_w")}, "source": "measured"}
     if device["kind"] != "emulated":
-        raise StepFailed(f"device {name!r}: ACE's n_w is the device's k_w, which is measured by the "
-                         "characterization; add the device to the profile's characterize.devices")
-    return {**facts, "device_k_w": device["k_w"], "device_alpha": device["alpha"], "k_w_source": "declared"}
+        raise StepFailed(f"device {name!r}: its alpha and k are measured by the characterization, which this "
+                         "profile does not run on it; add the device to the profile's characterize.devices")
+    return {**facts, **{k: device[k] for k in ("alpha", "k_r", "k_w")}, "source": "declared"}
+
+
+def ace_device_facts(name: str, alpha_k: list[str]) -> dict:
+    """The device's k_w, which ACE's n_w defaults to, and its alpha, at 8 KiB (PostgreSQL's page)."""
+    facts = device_facts(name, alpha_k, block_size=8192)
+    return {"device_kind": facts["device_kind"], "device_preset": facts["device_preset"],
+            "device_k_w": facts["k_w"], "device_alpha": facts["alpha"], "k_w_source": facts["source"]}
 
 
 def _device_written_pages(opened: devices.OpenDevice):
@@ -482,6 +489,8 @@ def pair_raw_and_file_system(sweeps: str, csv_out: str, pairs: dict[str, str], l
 def main(argv: list[str]) -> int:
     """Inside a step's container: python -m ssdartifact.steps NAME '{"args": [...], "kwargs": {...}}'."""
     name, call = argv
+    from . import cave_steps, restore_steps  # noqa: F401, PLC0415 (their steps register themselves in STEPS)
+
     arguments = json.loads(call)
     STEPS[name](*arguments["args"], **arguments["kwargs"])
     return 0

@@ -68,13 +68,16 @@ def _points_of(figure: str, grid: dict, experiment: dict, profile_cave: dict, da
     variants = ["nonblocked", "blocked"] if kind == "cache" else [grid["variant"]]
     threads = grid["io_threads"] if kind == "concurrency" else [defaults["io_threads"]]
     fractions = grid["cache_fractions"] if kind == "cache" else [defaults["cache_fraction"]]
+    # The cache has at least one slot per reader thread: a concurrency sweep keeps the cache of
+    # its largest point at every point, so that only the concurrency changes along the line.
+    floor = {"cache_floor_blocks": max(threads)} if kind == "concurrency" else {}
     points = []
     for name in graphs:
         for variant in variants:
             for io_threads in threads:
                 for fraction in fractions:
                     for repetition in range(profile_cave["repetitions"]):
-                        points.append({
+                        points.append({**floor, 
                             "kind": "timeline" if kind == "timeline" else "run", "graph": name,
                             "spec": graph_spec(datasets, name, grid["graph_size"]), "algorithm": grid["algorithm"],
                             "variant": variant, "io_threads": io_threads, "cache_fraction": fraction,

@@ -25,6 +25,7 @@ def test_figures_5_5_and_5_8_share_their_bfs_runs():
     pcie = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie")
     assert len(pcie) == len(threads) * 2  # repetitions, once for both figures
     assert {p["algorithm"] for p in pcie} == {"bfs"} and {p["variant"] for p in pcie} == {"blocked"}
+    assert {p["cache_floor_blocks"] for p in pcie} == {16}  # the largest point's slots at every point
     assert len(plan.device_points(EXPERIMENT, cave, DATASETS, "emu-sata")) == len(threads) * 2
     assert plan.cave_devices(cave) == ["emu-pcie", "emu-sata"]
 
@@ -59,7 +60,7 @@ def test_incomplete_figures_are_refused_with_the_key_to_fix(cave, message):
 
 
 def test_unknown_graphs_and_sizes_name_what_exists():
-    with pytest.raises(plan.PlanError, match="sizes tiny, small, thesis"):
+    with pytest.raises(plan.PlanError, match="sizes tiny, dense, small, thesis"):
         plan.graph_spec(DATASETS, "social", "huge")
     with pytest.raises(plan.PlanError, match="social, road, synthetic"):
         plan.graph_spec(DATASETS, "web", "tiny")

@@ -63,7 +63,8 @@ const char* usage() {
   --rl-step N                   requests per TD state step (100)
   --rl-fit-window N --rl-fit-every N   membership fit over the last N observations, every M (500, 4)
   --rl-b-scale F                b = F / range (10, thesis L1847)
-  --rl-decision weighted|plain  Eq. 6.4 over sum_tier T_tier v(s) (weighted, L1877) or sum v(s) (weighted)
+  --rl-decision weighted|total|plain  Eq. 6.4 over sum_tier s1 v(s) (weighted, L1877), over
+                                sum_tier |K| s1 v(s) (total), or sum_tier v(s) as printed (weighted)
   --rl-epsilon E[:E...]         exploration per tier pair, fastest pair first (0:0.005, original code)
  output
   --dump-trace FILE             write the workload as a page trace (page,op) to FILE and run nothing
@@ -266,9 +267,10 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "rl-b-scale") {
       pp.rl.b_scale = in_range(name, parse_number<double>(name, value), 1e-6, 1e6);
     } else if (name == "rl-decision") {
-      if (value != "weighted" && value != "plain")
-        throw InputError("--rl-decision must be weighted or plain, not '" + value + "'");
-      pp.rl.weighted = value == "weighted";
+      if (value == "weighted") pp.rl.decision = RlParams::Decision::kMean;
+      else if (value == "total") pp.rl.decision = RlParams::Decision::kTotal;
+      else if (value == "plain") pp.rl.decision = RlParams::Decision::kPlain;
+      else throw InputError("--rl-decision must be weighted, total or plain, not '" + value + "'");
     } else if (name == "rl-epsilon") {
       pp.rl.epsilon = parse_list<double>(name, value, 0.0, 1.0);
     } else if (name == "demo-timesteps") {

@@ -190,6 +190,10 @@ double ScorePolicy::score(uint32_t page, uint64_t now) const {
 void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vector<Move>& moves) {
   const uint32_t stamp = static_cast<uint32_t>(now + 1);
   const double t = static_cast<double>(now);
+  // tLRU decides on the recency the page had before this request (thesis L1924: the metadata is
+  // updated after the operation; the original Run_tLRU.cpp updates it "after decision"). With the
+  // refreshed recency every request to a lower tier would trivially be the most recent one.
+  const double before = key(page);
   switch (kind_) {
     case PolicyKind::kTlfu:
       set_key(page, key(page) + 1.0, stamp);
@@ -213,7 +217,8 @@ void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vect
   if (kind_ == PolicyKind::kLrfu || kind_ == PolicyKind::kExd) last_[page] = stamp;
   const int tier = tier_of(page);
   if (tier == 0) return;
-  if (!full(tier - 1) || key(page) > key(lowest(tier - 1))) promote(page, moves);
+  const double decision_key = kind_ == PolicyKind::kTlru ? before : key(page);
+  if (!full(tier - 1) || decision_key > key(lowest(tier - 1))) promote(page, moves);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,8 +351,12 @@ void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, s
   const double si_up = si - tk + td, sj_up = sj + tk - td;
   const double ni_up = ni - 1 + (is_full ? 1 : 0), nj_up = nj + 1 - (is_full ? 1 : 0);
   const double s1_i_up = ni_up > 0 ? si_up / ni_up : 0.0, s1_j_up = sj_up / nj_up;
-  const double wi_not = rl_.weighted ? si : 1.0, wj_not = rl_.weighted ? sj : 1.0;
-  const double wi_up = rl_.weighted ? si_up : 1.0, wj_up = rl_.weighted ? sj_up : 1.0;
+  double wi_not = 1.0, wj_not = 1.0, wi_up = 1.0, wj_up = 1.0;
+  if (rl_.decision == RlParams::Decision::kMean) {
+    wi_not = s1_i, wj_not = s1_j, wi_up = s1_i_up, wj_up = s1_j_up;
+  } else if (rl_.decision == RlParams::Decision::kTotal) {
+    wi_not = si, wj_not = sj, wi_up = si_up, wj_up = sj_up;
+  }
   const double not_cost = wi_not * cost(i, s1_i, s2_i) + wj_not * cost(j, s1_j, s2_j);
   const double up_cost = wi_up * cost(i, s1_i_up, s2_of(i, qi + extra)) + wj_up * cost(j, s1_j_up, s2_of(j, qj + extra));
   // Eq. 6.4 with v = -cost: upgrade iff the predicted cost of the two tiers does not increase.

@@ -30,7 +30,11 @@ struct RlParams {
   uint32_t fit_window = 500;   // membership fit: last 500 observations (original code)
   uint32_t fit_every = 4;      // refit every 4 observations (original code)
   double b_scale = 10.0;       // b = 10 / range (thesis L1847)
-  bool weighted = true;        // compare sum_tier (total temperature) * v, L1877 (see README)
+  // Eq. 6.4's compared quantity (see README): kMean weights each tier's v by its mean temperature
+  // s1 ("the sum of their multiplication", L1877; the released code's commented-out variant
+  // cost * state[0]), kTotal by its total temperature |K| s1, kPlain is Eq. 6.4 as printed.
+  enum class Decision { kMean, kTotal, kPlain };
+  Decision decision = Decision::kMean;
   std::vector<double> epsilon = {0.0, 0.005};  // exploration per tier pair (original code)
 };
 

@@ -74,20 +74,44 @@ TEST(Tlfu, PromotesOnlyWhenStrictlyMoreFrequent) {
   EXPECT_TRUE(h.access(3).empty());  // already in tier 1
 }
 
-TEST(Tlru, PromotesEveryAccessedPageAndDemotesTheLeastRecent) {
+TEST(Tlru, DecidesOnTheRecencyBeforeTheRequest) {
+  // Thesis L1924-1930: upgrade "if recency of page K is higher than the least recency in upper
+  // tier", the metadata being updated after the operation (the original Run_tLRU.cpp updates it
+  // "after decision"). A page's first request therefore does not promote it into a full tier
+  // (its previous recency, never, is not higher than anyone's); a second request does if the
+  // first one was more recent than the faster tier's least recent page.
   Harness h(PolicyKind::kTlru, {2, 2, 10}, 6);  // 0, 1 | 2, 3 | 4, 5
-  h.access(0);
-  h.access(1);
-  auto m = h.access(4);  // tier 3 -> tier 2, swapping with tier 2's LRU (never requested: 2)
+  h.access(0);                                  // stamp 1
+  h.access(1);                                  // stamp 2
+  EXPECT_TRUE(h.access(4).empty());             // first request of 4: stays in tier 3
+  EXPECT_EQ(h.policy->tier_of(4), 2);
+  EXPECT_TRUE(h.access(2).empty());             // 2 never requested before; tier 1's LRU is 0 (stamp 1)
+  auto m = h.access(4);  // 4 was requested at stamp 3 > tier 2's LRU (page 3, never): swap with 3
   ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].page, 4u);
   EXPECT_EQ(m[0].from, 2);
   EXPECT_EQ(m[0].to, 1);
-  EXPECT_EQ(m[1].page, 2u);
-  m = h.access(4);  // tier 2 -> tier 1, swapping with page 0 (least recent of 0, 1)
+  EXPECT_EQ(m[1].page, 3u);
+  m = h.access(4);  // 4's last request (stamp 5) > tier 1's LRU (page 0, stamp 1): swap with 0
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1].page, 0u);
   EXPECT_EQ(h.policy->tier_of(4), 0);
   EXPECT_EQ(h.policy->tier_of(0), 1);
+}
+
+TEST(Tlru, AStaleSecondRequestDoesNotPromote) {
+  // Tier 1 = {0, 1}. Page 2's previous request (stamp 1) is older than both tier-1 pages' last
+  // requests (stamps 2 and 3), so its next request leaves it in tier 2.
+  Harness h(PolicyKind::kTlru, {2, 10}, 4);
+  h.access(2);  // stamp 1: 2 has no previous request, stays
+  h.access(0);  // stamp 2
+  h.access(1);  // stamp 3
+  EXPECT_TRUE(h.access(2).empty());
+  EXPECT_EQ(h.policy->tier_of(2), 1);
+  h.access(3);                       // stamp 5, stays
+  auto m = h.access(2);              // previous request stamp 4 > tier 1's LRU (0, stamp 2)
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1].page, 0u);
 }
 
 TEST(Lrfu, LambdaZeroCountsAndLargeLambdaIsRecency) {
@@ -235,7 +259,10 @@ TEST_P(AllPolicies, CapacitiesSumsAndHeapsStayConsistent) {
 INSTANTIATE_TEST_SUITE_P(Policies, AllPolicies, ::testing::ValuesIn(all_policies()),
                          [](const auto& info) { return std::string(policy_name(info.param)); });
 
-TEST(Restore, LearnsAndMigratesLessThanTlru) {
+TEST(Restore, LearnsAndUsesTheFastTier) {
+  // Formerly "LearnsAndMigratesLessThanTlru": that comparison held only while tLRU promoted on
+  // every request (fixed, see the Tlru tests); whether ReStore migrates less than a baseline is a
+  // thesis claim for the experiments to check, not an invariant of the implementation.
   SimConfig c;
   c.tiers = {TierSpec{30, 1.5, 8, 8, 30, 4096}, TierSpec{200, 2, 4, 4, 80, 4096}, TierSpec{500, 4, 2, 2, 1000, 4096}};
   c.params.temp.timestep = 100;
@@ -243,8 +270,41 @@ TEST(Restore, LearnsAndMigratesLessThanTlru) {
   SyntheticWorkload w({Phase{Phase::kHot, 5, 90}}, 1000, 100000, 50, 2);
   c.policy = PolicyKind::kRestore;
   RunStats rl = simulate(c, w);
-  c.policy = PolicyKind::kTlru;
-  RunStats lru = simulate(c, w);
-  EXPECT_LT(rl.promotions[0] + rl.promotions[1], lru.promotions[0] + lru.promotions[1]);
   EXPECT_GT(rl.accesses[0], 0u);
+  EXPECT_GT(rl.promotions[0] + rl.promotions[1], 0u);
+  // Not every request to a slower tier promotes.
+  EXPECT_LT(rl.promotions[0] + rl.promotions[1], rl.accesses[1] + rl.accesses[2]);
+}
+
+TEST(Restore, Eq64WeightsEachTiersValueByItsMeanTemperature) {
+  // L1877: "The average temperature of the tier s_1 can be considered as an estimation of the
+  // number of requests ... the value function v(s) stands for the future cost. Hence, the sum of
+  // their multiplication represents an average weighted cost signal": the weighted decision
+  // compares sum_tier s1 * v(s), s1 the tier's MEAN temperature (the released code's
+  // commented-out variant is cost * state[0] = cost * s1 too), not its total temperature.
+  // With every rule parameter p = 1 every v(s) = 1, so the decision only compares the weights:
+  //   mean:  s1_i + s1_j before vs after moving page K (tier 1 has room): 0.59/4 + 0 vs 0 + 0.59/3
+  //          -> the weighted cost rises, no upgrade;
+  //   total: sum of all temperatures, unchanged by a move -> a tie, which upgrades.
+  auto run = [](RlParams::Decision d) {
+    std::vector<TierSpec> ts = tiers({3, 4, 20});
+    PolicyParams p;
+    p.temp.timestep = 1;
+    p.rl.td.p_init = 1.0;
+    p.rl.epsilon = {0.0, 0.0};
+    p.rl.decision = d;
+    RestorePolicy policy(ts, 20, p);
+    std::vector<uint8_t> place(20, 2);
+    place[0] = place[1] = 0;                        // tier 1: 2 of 3 slots used
+    for (uint32_t k = 2; k < 6; k++) place[k] = 1;  // tier 2: pages 2..5
+    policy.place(place);
+    NoQueue q;
+    std::vector<Move> moves;
+    policy.access(2, Op::kRead, 1, q, moves);  // index 1: no TD step (those run at multiples of 100)
+    return moves;
+  };
+  EXPECT_TRUE(run(RlParams::Decision::kMean).empty());
+  EXPECT_TRUE(RlParams().decision == RlParams::Decision::kMean) << "the default must be the mean weighting";
+  EXPECT_EQ(run(RlParams::Decision::kTotal).size(), 1u);
+  EXPECT_EQ(run(RlParams::Decision::kPlain).size(), 1u);
 }

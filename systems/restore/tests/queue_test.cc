@@ -102,12 +102,13 @@ TEST(Simulator, ClosedLoopThroughputScalesWithServers) {
 }
 
 TEST(Simulator, MigrationsCostAReadAndAWrite) {
-  // Two pages, tier 1 holds one. tLRU promotes page 1 on its access: the client read on tier 2
-  // (500), then the migration's read on tier 2 (500 more) and write on tier 1, plus the demoted
-  // page's read on tier 1 and write on tier 2 (4 x 500 = 2000).
+  // Two pages, tier 1 holds one. tLFU promotes page 1 on its access (count 1 > page 0's 0): the
+  // client read on tier 2 (500), then the migration's read on tier 2 (500 more) and write on tier
+  // 1, plus the demoted page's read on tier 1 and write on tier 2 (4 x 500 = 2000).
+  // (This test used tLRU while tLRU wrongly promoted on every first access; see Tlru tests.)
   SimConfig c = two_tiers(1, 2);
   c.clients = 1;
-  c.policy = PolicyKind::kTlru;
+  c.policy = PolicyKind::kTlfu;
   auto data = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{1u << 1});
   TraceWorkload w(data, 2, 1);
   RunStats s = simulate(c, w);

@@ -69,7 +69,7 @@ def test_rows_are_converted_and_consistent(binary):
         assert r["capacity_pages"] == "30:80:1000"
     static = rows[0]
     assert static["migrations_total"] == 0
-    assert rows[2]["migrations_t2_t1"] > rows[1]["migrations_t2_t1"]  # tLRU promotes on every lower-tier hit
+    assert rows[2]["migrations_t2_t1"] > rows[1]["migrations_t2_t1"]  # recency churns more than frequency
 
 
 def test_grid_matches_single_runs(binary):

@@ -1,0 +1,27 @@
+# Thesis Figure 5.9 (T1570-1577), panel B: "CPU usage of CAVE remains low showing that its benefit
+# comes from better SSD utilization - CAVE is I/O-bound, not CPU-bound." During one blocked parallel
+# BFS on the social graph (as FS) with as many concurrent I/Os as the device's k_r: the process's
+# CPU utilization and the read bandwidth divided by fio's random-read bandwidth at the same
+# concurrency on the same device (the thesis's definition, T1577), every 100 ms. Dashed: the
+# thesis's "generally below 5 %" CPU and "around 100 %" bandwidth. Panel A compares CAVE with
+# GraphChi, GridGraph and Mosaic, which this artifact does not run.
+# Inputs: results/cave/fig_5_9b.csv results/reference/headline_numbers.csv
+script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
+source(file.path(script_dir, "theme.R"))
+io <- figure_args(2)
+d <- read_tidy(io$inputs[[1]])
+reference <- read_tidy(io$inputs[[2]])
+long <- rbind(data.frame(d[, c("device", "t_s")], metric = "CPU utilization", value = d$cpu_pct),
+              data.frame(d[, c("device", "t_s")], metric = "device bandwidth utilization", value = d$bandwidth_util_pct))
+thesis <- data.frame(metric = c("CPU utilization", "device bandwidth utilization"),
+                     value = c(reference_value(reference, "cave_cpu_utilization_max"),
+                               reference_value(reference, "cave_disk_bw_utilization")))
+p <- ggplot(long, aes(t_s, value, colour = metric)) +
+  geom_hline(data = thesis, aes(yintercept = value, colour = metric), linetype = "dashed", show.legend = FALSE) +
+  geom_line() + geom_point(size = 0.6) +
+  facet_wrap(~device) +
+  scale_colour_manual(name = NULL, values = c("CPU utilization" = "#d95f02", "device bandwidth utilization" = "#1b9e77")) +
+  labs(x = "Time since BFS started (s)", y = "Utilization (%)",
+       subtitle = sprintf("(B) BFS with %d concurrent I/Os; dashed: thesis", as.integer(d$io_threads[1]))) +
+  theme_thesis()
+save_figure(p, io$output, width = 4.8, height = 3.2, title = "Figure 5.9")

@@ -1,0 +1,100 @@
+# CAVE (thesis Chapter 5): the out-of-core graph engine (systems/cave), Table 5.1's graphs, and
+# the runs of every figure per device (configs/experiments/cave.yaml, configs/datasets.yaml,
+# sized and placed by the profile's `cave`), then one CSV per figure.
+
+from cave import plan as cave_plan
+from ssdartifact import cave_steps
+
+CAVE_BINARY = "systems/cave/build/cave"
+CAVE_EXPERIMENT = CONFIGS["experiments/cave.yaml"]
+CAVE_DATASETS = CONFIGS["datasets.yaml"]
+CAVE_PROFILE = PROFILE_CONFIG.get("cave", {})
+CAVE_GRIDS = cave_plan.figure_grids(CAVE_EXPERIMENT, CAVE_PROFILE)
+CAVE_DEVICES = cave_plan.cave_devices(CAVE_PROFILE)
+CAVE_FIGURE_CSVS = {
+    name: f"results/cave/{name}.csv"
+    for name, panels in cave_plan.FIGURE_CSVS.items()
+    if any(panel in CAVE_GRIDS for panel in panels)
+}
+CAVE_TABLE_5_1 = ["results/cave/table_5_1.csv"] if CAVE_PROFILE.get("table_5_1") else []
+CAVE_MEASURED_RESULTS = ["results/cave/runs.csv", *CAVE_FIGURE_CSVS.values()] if CAVE_GRIDS else []
+CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1  # the graphs come from seeds: checksummed
+
+
+rule build_cave:
+    """Build the graph engine with CMake (Release; io_uring when liburing is there)."""
+    input:
+        "systems/cave/CMakeLists.txt",
+        glob_wildcards_files("systems/cave/src/{name}"),
+        image("cave"),
+    output:
+        binary=CAVE_BINARY,
+    log:
+        "results/logs/build_cave.log",
+    benchmark:
+        "results/benchmarks/build_cave.tsv"
+    run:
+        cave_steps.build_cave(output.binary, log[0])
+
+
+rule describe_cave_datasets:
+    """Table 5.1 for this profile's graphs: vertices, edges, estimated diameter, size on disk."""
+    input:
+        binary=CAVE_BINARY,
+        datasets="configs/datasets.yaml",
+        image=image("cave"),
+    output:
+        csv="results/cave/table_5_1.csv",
+        sidecar="results/cave/table_5_1.csv.json",
+    params:
+        graphs=CAVE_PROFILE.get("table_5_1", []),
+        size=CAVE_PROFILE.get("graph_size"),
+    log:
+        "results/logs/describe_cave_datasets.log",
+    benchmark:
+        "results/benchmarks/describe_cave_datasets.tsv"
+    run:
+        cave_steps.describe_cave_datasets(input.binary, params.graphs, params.size, output.csv, log[0])
+
+
+rule run_cave_experiments:
+    """Every Chapter 5 run on one device: the graph on the device, O_DIRECT reads, 3 % cache."""
+    input:
+        binary=CAVE_BINARY,
+        # the device's characterization, when this profile measures it (CAVE's threads are its k_r)
+        alpha_k=lambda w: [f"results/pio/devices/{w.device}/alpha_k.csv"] if w.device in CHARACTERIZED else [],
+        emussd=emussd_binary_for,
+        experiment="configs/experiments/cave.yaml",
+        datasets="configs/datasets.yaml",
+        image=image("cave"),
+    output:
+        runs="results/cave/devices/{device}/runs.csv",
+        timeline="results/cave/devices/{device}/timeline.csv",
+    params:
+        points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device),
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    log:
+        "results/logs/run_cave_experiments/{device}.log",
+    benchmark:
+        "results/benchmarks/run_cave_experiments/{device}.tsv"
+    run:
+        cave_steps.run_cave_experiments(wildcards.device, params.points, input.alpha_k, input.binary, input.emussd,
+                                        output.runs, output.timeline, log[0])
+
+
+rule gather_cave_results:
+    """All runs in one CSV, and per figure the means, speedups over one concurrent I/O and timelines."""
+    input:
+        runs=expand("results/cave/devices/{device}/runs.csv", device=CAVE_DEVICES),
+        timelines=expand("results/cave/devices/{device}/timeline.csv", device=CAVE_DEVICES),
+    output:
+        runs="results/cave/runs.csv",
+        figures=list(CAVE_FIGURE_CSVS.values()),
+    params:
+        grids=CAVE_GRIDS,
+        figure_csvs=CAVE_FIGURE_CSVS,
+    log:
+        "results/logs/gather_cave_results.log",
+    run:
+        cave_steps.gather_cave_results(list(input.runs), list(input.timelines), params.grids, output.runs,
+                                       params.figure_csvs, log[0])

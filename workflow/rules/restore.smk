@@ -1,0 +1,119 @@
+# ReStore (thesis Chapter 6): the tiered-storage simulator and emulator (systems/restore), its
+# seven migration policies and the runs of Figures 6.4-6.13 and Tables 6.5-6.6
+# (configs/experiments/restore.yaml, sized and chosen by the profile's `restore`).
+
+from ssdartifact import restore_steps
+
+RESTORE_EXPERIMENT = CONFIGS["experiments/restore.yaml"]
+RESTORE_PROFILE = PROFILE_CONFIG.get("restore", {})
+RESTORE_PLAN = restore_steps.plan(RESTORE_PROFILE)
+RESTORE_BINARY = restore_steps.BINARY
+
+RESTORE_MEASURED_RESULTS = RESTORE_PLAN["measured"]  # CSVs with measured CPU time or wall-clock runs
+RESTORE_DETERMINISTIC_RESULTS = RESTORE_PLAN["deterministic"]  # virtual-time CSVs: checksummed
+
+
+rule build_restore_simulator:
+    """Build restore-sim (and its GoogleTest tests) with CMake (Release)."""
+    input:
+        "systems/restore/CMakeLists.txt",
+        glob_wildcards_files("systems/restore/src/{name}"),
+        image("restore"),
+    output:
+        binary=RESTORE_BINARY,
+    log:
+        "results/logs/build_restore_simulator.log",
+    benchmark:
+        "results/benchmarks/build_restore_simulator.tsv"
+    run:
+        restore_steps.build_restore_simulator(output.binary, log[0])
+
+
+rule convert_restore_trace:
+    """A real workload's trace (configs/experiments/restore.yaml, key traces) as 4 KiB page requests."""
+    input:
+        source=lambda w: RESTORE_EXPERIMENT["traces"][w.trace]["path"],
+        experiment="configs/experiments/restore.yaml",
+        image=image("restore"),
+    output:
+        csv="results/restore/traces/{trace}.csv",
+    params:
+        trace_format=lambda w: RESTORE_EXPERIMENT["traces"][w.trace]["format"],
+    wildcard_constraints:
+        trace="[a-z][a-z0-9_]*",
+    log:
+        "results/logs/convert_restore_trace/{trace}.log",
+    benchmark:
+        "results/benchmarks/convert_restore_trace/{trace}.tsv"
+    run:
+        restore_steps.convert_restore_trace(wildcards.trace, input.source, params.trace_format, output.csv, log[0])
+
+
+RESTORE_FIGURES = restore_steps.deterministic_figures(RESTORE_PROFILE)
+
+if RESTORE_FIGURES:
+
+    rule simulate_restore_figures:
+        """Every virtual-time Chapter 6 figure of the profile (CPU timing off: deterministic), in one
+        job: a workflow job costs seconds, most figures' runs less."""
+        input:
+            binary=RESTORE_BINARY,
+            experiment="configs/experiments/restore.yaml",
+            traces=[p for f in RESTORE_FIGURES for p in restore_steps.trace_inputs(RESTORE_EXPERIMENT, f)],
+            image=image("restore"),
+        output:
+            csvs=RESTORE_DETERMINISTIC_RESULTS,
+            sidecars=[f"{path}.json" for path in RESTORE_DETERMINISTIC_RESULTS],
+        params:
+            figures=RESTORE_FIGURES,
+            runs={f: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, f) for f in RESTORE_FIGURES},
+        threads: 2
+        log:
+            "results/logs/simulate_restore_figures.log",
+        benchmark:
+            "results/benchmarks/simulate_restore_figures.tsv"
+        run:
+            restore_steps.simulate_restore_figures(params.figures, input.binary, params.runs, list(output.csvs),
+                                                   log[0], threads)
+
+
+rule measure_restore_overhead:
+    """Table 6.6: each policy's CPU time per access (measured) and memory, on 5hf90."""
+    input:
+        binary=RESTORE_BINARY,
+        experiment="configs/experiments/restore.yaml",
+        image=image("restore"),
+    output:
+        csv="results/restore/table_6_6.csv",
+        sidecar="results/restore/table_6_6.csv.json",
+    params:
+        run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "table_6_6"),
+    threads: workflow.cores  # a CPU-time measurement runs alone: any job beside it would disturb it
+    log:
+        "results/logs/measure_restore_overhead.log",
+    benchmark:
+        "results/benchmarks/measure_restore_overhead.tsv"
+    run:
+        restore_steps.measure_restore_overhead(input.binary, params.run, output.csv, log[0])
+
+
+rule crosscheck_restore_emulator:
+    """The same small runs in the simulator and in the real-time emulator (sleeping thread pools)."""
+    input:
+        binary=RESTORE_BINARY,
+        experiment="configs/experiments/restore.yaml",
+        image=image("restore"),
+    output:
+        csv="results/restore/crosscheck.csv",
+        pairs="results/restore/crosscheck_pairs.csv",
+        sidecar="results/restore/crosscheck.csv.json",
+        pairs_sidecar="results/restore/crosscheck_pairs.csv.json",
+    params:
+        run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "crosscheck"),
+    threads: workflow.cores  # real-time sleeps: a busy CPU beside it would shift the wall times
+    log:
+        "results/logs/crosscheck_restore_emulator.log",
+    benchmark:
+        "results/benchmarks/crosscheck_restore_emulator.tsv"
+    run:
+        restore_steps.crosscheck_restore_emulator(input.binary, params.run, output.csv, output.pairs, log[0])
