@@ -16,7 +16,8 @@ CAVE_FIGURE_CSVS = {
     for name, panels in cave_plan.FIGURE_CSVS.items()
     if any(panel in CAVE_GRIDS for panel in panels)
 }
-CAVE_TABLE_5_1 = ["results/cave/table_5_1.csv"] if CAVE_PROFILE.get("table_5_1") else []
+CAVE_DOWNLOADS = [f"results/cave/downloads/{name}.json" for name in CAVE_PROFILE.get("downloads", [])]
+CAVE_TABLE_5_1 = ["results/cave/table_5_1.csv"] if CAVE_PROFILE.get("table_5_1") or CAVE_DOWNLOADS else []
 CAVE_MEASURED_RESULTS = ["results/cave/runs.csv", *CAVE_FIGURE_CSVS.values()] if CAVE_GRIDS else []
 CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1  # the graphs come from seeds: checksummed
 
@@ -37,11 +38,24 @@ rule build_cave:
         cave_steps.build_cave(output.binary, log[0])
 
 
+rule fetch_cave_dataset:
+    """One of the thesis's real datasets from its public source (configs/datasets.yaml), when reachable."""
+    input:
+        datasets="configs/datasets.yaml",
+    output:
+        record="results/cave/downloads/{name}.json",
+    log:
+        "results/logs/fetch_cave_dataset/{name}.log",
+    run:
+        cave_steps.fetch_cave_dataset(wildcards.name, output.record, log[0])
+
+
 rule describe_cave_datasets:
     """Table 5.1 for this profile's graphs: vertices, edges, estimated diameter, size on disk."""
     input:
         binary=CAVE_BINARY,
         datasets="configs/datasets.yaml",
+        downloads=CAVE_DOWNLOADS,
         image=image("cave"),
     output:
         csv="results/cave/table_5_1.csv",
@@ -54,7 +68,8 @@ rule describe_cave_datasets:
     benchmark:
         "results/benchmarks/describe_cave_datasets.tsv"
     run:
-        cave_steps.describe_cave_datasets(input.binary, params.graphs, params.size, output.csv, log[0])
+        cave_steps.describe_cave_datasets(input.binary, params.graphs, params.size, list(input.downloads), output.csv,
+                                          log[0])
 
 
 rule run_cave_experiments:

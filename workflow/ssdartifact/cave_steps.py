@@ -4,11 +4,14 @@ contract every step follows (in_image, tidy CSV + provenance sidecar)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import shutil
+import sys
 from pathlib import Path
 
-from . import REPO_ROOT, config, devices, provenance
+from . import REPO_ROOT, config, devices, files, provenance
 from .steps import StepFailed, device_facts, in_image, write_csv
 
 CAVE_GRAPHS = REPO_ROOT / "scratch" / "cave" / "graphs"  # generated graphs, converted once per spec
@@ -24,10 +27,49 @@ def build_cave(binary: str, log: str) -> None:
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
 
 
+CAVE_DOWNLOADS = REPO_ROOT / "scratch" / "cave" / "downloads"  # the real datasets' edge lists
+
+
+def fetch_cave_dataset(name: str, record: str, log: str) -> None:
+    """One real dataset of configs/datasets.yaml's downloads, fetched and checked against its
+    sha256 when pinned. An unreachable source is not an error: the record says so, and Table 5.1
+    leaves the dataset out with that message. A pinned sha256 that does not match is."""
+    import urllib.error  # noqa: PLC0415
+    import urllib.request  # noqa: PLC0415
+
+    entry = config.load("datasets.yaml")["downloads"][name]
+    target = CAVE_DOWNLOADS / Path(entry["url"]).name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    result = {"name": name, "url": entry["url"], "format": entry["format"], "path": os.path.relpath(target, REPO_ROOT)}
+    try:
+        if not target.exists():
+            partial = target.with_suffix(".part")
+            with urllib.request.urlopen(entry["url"], timeout=60) as response, open(partial, "wb") as out:
+                shutil.copyfileobj(response, out, 1 << 20)
+            partial.replace(target)
+    except (urllib.error.URLError, OSError) as error:
+        message = (f"dataset {name}: {entry['url']} is not reachable ({error}); Table 5.1 leaves it out. "
+                   f"Download it by hand to {result['path']} and rerun to include it.")
+        print(message, file=sys.stderr)
+        result.update(status="unreachable", message=message)
+    else:
+        digest = files.sha256_file(target)
+        if entry["sha256"] and digest != entry["sha256"]:
+            raise StepFailed(f"dataset {name}: {target} has sha256 {digest}, but configs/datasets.yaml pins "
+                             f"{entry['sha256']}: refusing to use it (delete the file to download it again)")
+        result.update(status="fetched", sha256=digest, pinned=bool(entry["sha256"]),
+                      message="" if entry["sha256"] else f"dataset {name}: sha256 {digest}, not pinned in "
+                                                         "configs/datasets.yaml yet: pin it there")
+    files.atomic_write_text(record, json.dumps(result, indent=1) + "\n")
+    Path(log).write_text((result["message"] or f"dataset {name}: {result['status']}") + "\n", encoding="utf-8")
+
+
 @in_image("cave")
-def describe_cave_datasets(binary: str, graphs: list[str], size: str, csv_out: str, log: str) -> None:
-    """Table 5.1 for the generated graphs: vertices, edges, a double-sweep lower bound of the
-    diameter and the block file's size (deterministic: the graphs come from seeds)."""
+def describe_cave_datasets(binary: str, graphs: list[str], size: str, downloads: list[str], csv_out: str,
+                           log: str) -> None:
+    """Table 5.1: the generated graphs (vertices, edges, a double-sweep lower bound of the
+    diameter, the block file's size; deterministic, the graphs come from seeds) and the real
+    datasets this profile fetched (`downloads`: their fetch records)."""
     from cave import experiment, plan  # noqa: PLC0415
 
     started = provenance.now()
@@ -35,15 +77,40 @@ def describe_cave_datasets(binary: str, graphs: list[str], size: str, csv_out: s
     specs = [plan.graph_spec(datasets, name, size) for name in graphs]
     rows = experiment.dataset_table({"datasets": specs, "graph_dir": CAVE_GRAPHS}, Path(binary))
     for row, name in zip(rows, graphs):
-        del row["convert_s"]  # a time: the table is deterministic without it
         row.update(graph_size=size, stands_for=" ".join(datasets["generated"][name]["stands_for"]),
                    source=f"generated: {datasets['generated'][name]['generator']}, seed "
                           f"{datasets['generated'][name]['seed']}", dataset=name)
+    messages = []
+    for path in downloads:
+        fetched = json.loads(Path(path).read_text(encoding="utf-8"))
+        if fetched["status"] != "fetched":
+            messages.append(fetched["message"])
+            continue
+        edges = _gunzipped(REPO_ROOT / fetched["path"])
+        spec = {"name": fetched["name"], "edge_list": str(edges), "format": fetched["format"]}
+        row = experiment.dataset_table({"datasets": [spec], "graph_dir": CAVE_GRAPHS}, Path(binary))[0]
+        rows.append({**row, "graph_size": "real", "stands_for": fetched["name"], "source": fetched["url"]})
+    for row in rows:
+        del row["convert_s"]  # a time: the table is deterministic without it
     write_csv(csv_out, TABLE_5_1_COLUMNS, rows)
-    provenance.write_sidecar(csv_out, produced_by="ssdartifact.cave_steps.describe_cave_datasets", inputs=[binary],
+    provenance.write_sidecar(csv_out, produced_by="ssdartifact.cave_steps.describe_cave_datasets",
+                             inputs=[binary, *downloads],
                              configs={"configs/datasets.yaml": config.config_hash("datasets.yaml")},
                              started=started, columns=TABLE_5_1_COLUMNS)
-    Path(log).write_text(f"{len(rows)} graphs\n", encoding="utf-8")
+    Path(log).write_text("\n".join([f"{len(rows)} graphs", *messages]) + "\n", encoding="utf-8")
+
+
+def _gunzipped(path: Path) -> Path:
+    """The edge list beside its .gz, decompressed once."""
+    import gzip  # noqa: PLC0415
+
+    text = path.with_suffix("")
+    if not text.exists():
+        partial = text.with_suffix(".part")
+        with gzip.open(path, "rb") as source, open(partial, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        partial.replace(text)
+    return text
 
 
 @in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))

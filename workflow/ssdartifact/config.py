@@ -202,6 +202,11 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
                         problems.append(f"configs/{relative}: key {system}.figures.{figure}.devices: {device!r} is not "
                                         f"in this profile's devices ({', '.join(profile['devices']) or 'none'}); "
                                         "add it there")
+        known = loaded.get("datasets.yaml", {}).get("downloads", {})
+        for name in profile.get("cave", {}).get("downloads", []):
+            if name not in known:
+                problems.append(f"configs/{relative}: key cave.downloads: {name!r} is not in configs/datasets.yaml's "
+                                f"downloads ({', '.join(known) or 'none'})")
         for figure, grid in profile.get("ace", {}).get("figures", {}).items():
             workloads = loaded.get("experiments/ace.yaml", {}).get("synthetic_workloads", {})
             for workload in grid.get("workloads", []):
