@@ -71,3 +71,19 @@ def test_the_profile_may_only_fetch_declared_datasets(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "SCHEMA_DIR", configs / "schemas")
     with pytest.raises(config.ConfigError, match="key cave.downloads: 'WEB' is not in configs/datasets.yaml"):
         config.check_all("ci")
+
+
+def test_a_container_runs_cave_s_steps_by_name(tmp_path):
+    """In docker mode a step runs as `python -m ssdartifact.steps NAME ARGS`: CAVE's steps,
+    registered from their own module, must be found there."""
+    import subprocess
+    import sys
+
+    from ssdartifact import REPO_ROOT
+
+    log = tmp_path / "build.log"
+    call = json.dumps({"args": ["systems/cave/build/cave", str(log)], "kwargs": {}})
+    proc = subprocess.run([sys.executable, "-m", "ssdartifact.steps", "build_cave", call], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert log.read_text().startswith("built ")

@@ -78,10 +78,11 @@ def test_reproduce_from_a_clean_tree(clone):
     code, out = make(clone, "reproduce")
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
-    assert "claims:        28 passed, 0 failed, 29 not run" in out
+    # ReStore's claims fail at the ci profile's tiny size too (ARTIFACT.md, "ReStore's experiments")
+    assert "claims:        30 passed, 14 failed, 45 not run" in out
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
-    assert "6 of 56 figures" in text and "1 of 14 tables" in text
+    assert "14 of 56 figures" in text and "3 of 14 tables" in text
     for sidecar in ("results/pio_model/fig_3_2.csv.json", "figures/generated/fig_3_2.pdf.json"):
         assert (clone / sidecar).exists()
     assert (clone / "results/benchmarks/draw_figure/fig_3_2.tsv").exists()

@@ -489,8 +489,12 @@ def pair_raw_and_file_system(sweeps: str, csv_out: str, pairs: dict[str, str], l
 def main(argv: list[str]) -> int:
     """Inside a step's container: python -m ssdartifact.steps NAME '{"args": [...], "kwargs": {...}}'."""
     name, call = argv
-    from . import cave_steps, restore_steps  # noqa: F401, PLC0415 (their steps register themselves in STEPS)
+    # CAVE's and ReStore's steps register themselves in ssdartifact.steps.STEPS, which under
+    # `python -m` is another module object than this __main__: merge that registry into this one.
+    from . import cave_steps, restore_steps  # noqa: F401, PLC0415
+    from .steps import STEPS as registered  # noqa: PLC0415
 
+    STEPS.update(registered)
     arguments = json.loads(call)
     STEPS[name](*arguments["args"], **arguments["kwargs"])
     return 0

@@ -16,13 +16,10 @@ A row is a dict of the CSV's columns (systems/ace/sim/README.md), numbers conver
 from __future__ import annotations
 
 import csv
-import fcntl
-import io
-import shutil
-import subprocess
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
+
+from ssdartifact import native
 
 SIM_DIR = Path(__file__).resolve().parents[1] / "sim"  # systems/ace/sim: CMakeLists.txt, src/
 SIM_BUILD = SIM_DIR / "build"
@@ -39,34 +36,13 @@ class SimError(RuntimeError):
     pass
 
 
-@contextmanager
-def _locked(build_dir: Path):
-    """One build at a time per build directory (parallel tests or workflow jobs)."""
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def build(build_dir: Path = SIM_BUILD) -> Path:
-    """Configures (once, Release) and builds the simulator and its tests; returns the binary.
-    When everything is up to date, CMake only checks timestamps."""
-    missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
-    if missing:
-        raise SimError(f"{' and '.join(missing)} not found: the simulator needs a C++20 compiler, CMake and "
-                       "GoogleTest (apt-get install cmake g++ libgtest-dev)")
-    build_dir = Path(build_dir)
-    with _locked(build_dir):
-        if not (build_dir / "CMakeCache.txt").exists():
-            _run(["cmake", "-S", str(SIM_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
-        _run(["cmake", "--build", str(build_dir), "-j2"])
-    return build_dir / BINARY_NAME
-
-
-def _run(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SimError(f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    """Configures (once, Release) and builds the simulator and its tests; returns the binary."""
+    try:
+        native.cmake_build(SIM_DIR, Path(build_dir), "the simulator", "cmake g++ libgtest-dev")
+    except native.BuildError as error:
+        raise SimError(str(error)) from error
+    return Path(build_dir) / BINARY_NAME
 
 
 def _value(key: str, value) -> str:
@@ -85,23 +61,8 @@ def _arguments(options: dict) -> list[str]:
     return args
 
 
-def _convert(row: dict) -> dict:
-    def one(key, text):
-        if text == "":
-            return None
-        if key in INT_COLUMNS:
-            return int(text)
-        if key in FLOAT_COLUMNS:
-            return float(text)
-        return text
-    return {key: one(key, text) for key, text in row.items()}
-
-
 def _execute(binary: Path, args: list[str]) -> list[dict]:
-    proc = subprocess.run([str(binary), *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SimError(f"ace-sim exited with {proc.returncode}: {proc.stderr.strip()}")
-    return [_convert(row) for row in csv.DictReader(io.StringIO(proc.stdout))]
+    return native.csv_rows(binary, args, INT_COLUMNS, FLOAT_COLUMNS, SimError)
 
 
 def run(binary: Path, **options) -> dict:

@@ -97,6 +97,6 @@ def test_ace_speeds_up_a_write_heavy_workload_and_never_slows_down_a_read_only_o
 
 
 def test_build_without_cmake_says_what_to_install(monkeypatch, tmp_path):
-    monkeypatch.setattr("ace.sim.shutil.which", lambda tool: None if tool == "cmake" else "/usr/bin/" + tool)
+    monkeypatch.setattr("ssdartifact.native.shutil.which", lambda tool: None if tool == "cmake" else "/usr/bin/" + tool)
     with pytest.raises(SimError, match=r"cmake not found: .*apt-get install cmake g\+\+ libgtest-dev"):
         build(tmp_path / "build")

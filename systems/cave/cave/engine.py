@@ -9,12 +9,11 @@ converted (empty fields become None). Failures raise CaveError with the tool's m
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
-import shutil
 import subprocess
-from contextlib import contextmanager
 from pathlib import Path
+
+from ssdartifact import native
 
 CAVE_DIR = Path(__file__).resolve().parents[1]  # systems/cave: CMakeLists.txt, src/
 BUILD_DIR = CAVE_DIR / "build"
@@ -35,33 +34,14 @@ class CaveError(RuntimeError):
         self.returncode = returncode
 
 
-@contextmanager
-def _locked(build_dir: Path):
-    """One build at a time per build directory (parallel tests or workflow jobs)."""
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def build(build_dir: Path = BUILD_DIR) -> Path:
     """Configures (once, Release) and builds the engine and its unit tests; returns the binary."""
-    missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
-    if missing:
-        raise CaveError(f"{' and '.join(missing)} not found: CAVE needs a C++20 compiler, CMake and GoogleTest "
-                        "(apt-get install cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring)")
-    build_dir = Path(build_dir)
-    with _locked(build_dir):
-        if not (build_dir / "CMakeCache.txt").exists():
-            _checked(["cmake", "-S", str(CAVE_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
-        _checked(["cmake", "--build", str(build_dir), "-j2"])
-    return build_dir / BINARY_NAME
-
-
-def _checked(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise CaveError(f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}", proc.returncode)
+    try:
+        native.cmake_build(CAVE_DIR, Path(build_dir), "CAVE",
+                           "cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring")
+    except native.BuildError as error:
+        raise CaveError(str(error)) from error
+    return Path(build_dir) / BINARY_NAME
 
 
 def arguments(options: dict) -> list[str]:

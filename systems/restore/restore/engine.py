@@ -13,14 +13,11 @@ None leaves an option out. A row is a dict of the CSV's columns (README.md), num
 from __future__ import annotations
 
 import csv
-import fcntl
-import io
-import shutil
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
+
+from ssdartifact import native
 
 RESTORE_DIR = Path(__file__).resolve().parents[1]  # systems/restore: CMakeLists.txt, src/
 BUILD_DIR = RESTORE_DIR / "build"
@@ -37,34 +34,13 @@ class RestoreError(RuntimeError):
     """restore-sim (or its build) failed; the message is the tool's."""
 
 
-@contextmanager
-def _locked(build_dir: Path):
-    """One build at a time per build directory (parallel tests or workflow jobs)."""
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def _check(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RestoreError(f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-
-
 def build(build_dir: Path = BUILD_DIR) -> Path:
-    """Configures (once, Release) and builds restore-sim and its tests; returns the binary.
-    When everything is up to date CMake only checks timestamps."""
-    missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
-    if missing:
-        raise RestoreError(f"{' and '.join(missing)} not found: restore-sim needs a C++20 compiler, CMake and "
-                           "GoogleTest (apt-get install cmake g++ libgtest-dev)")
-    build_dir = Path(build_dir)
-    with _locked(build_dir):
-        if not (build_dir / "CMakeCache.txt").exists():
-            _check(["cmake", "-S", str(RESTORE_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
-        _check(["cmake", "--build", str(build_dir), "-j2"])
-    return build_dir / BINARY_NAME
+    """Configures (once, Release) and builds restore-sim and its tests; returns the binary."""
+    try:
+        native.cmake_build(RESTORE_DIR, Path(build_dir), "restore-sim", "cmake g++ libgtest-dev")
+    except native.BuildError as error:
+        raise RestoreError(str(error)) from error
+    return Path(build_dir) / BINARY_NAME
 
 
 def _value(value) -> str:
@@ -90,23 +66,8 @@ def arguments(options: dict) -> list[str]:
     return args
 
 
-def _convert(row: dict) -> dict:
-    def one(key, text):
-        if text == "" or text is None:
-            return None
-        if key in INT_COLUMNS:
-            return int(text)
-        if key in FLOAT_COLUMNS:
-            return float(text)
-        return text
-    return {key: one(key, text) for key, text in row.items()}
-
-
 def _execute(binary: Path, args: list[str]) -> list[dict]:
-    proc = subprocess.run([str(binary), *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RestoreError(f"restore-sim exited with {proc.returncode}: {proc.stderr.strip()}")
-    return [_convert(row) for row in csv.DictReader(io.StringIO(proc.stdout))]
+    return native.csv_rows(binary, args, INT_COLUMNS, FLOAT_COLUMNS, RestoreError)
 
 
 def run(binary: Path, **options) -> list[dict]:

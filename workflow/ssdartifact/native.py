@@ -1,0 +1,60 @@
+"""Building the systems' native code with CMake: one place for the configure-once, build-always,
+one-build-at-a-time recipe that the bufferpool simulator, CAVE and ReStore share."""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+@contextmanager
+def locked(build_dir: Path):
+    """One build at a time per build directory (parallel tests or workflow jobs)."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str) -> None:
+    """Configures `source_dir` once (Release) into `build_dir` and builds it; when everything is up
+    to date, CMake only checks timestamps. `what` and `packages` word the error when tools lack."""
+    missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
+    if missing:
+        raise BuildError(f"{' and '.join(missing)} not found: {what} needs a C++20 compiler, CMake and GoogleTest "
+                         f"(apt-get install {packages})")
+    build_dir = Path(build_dir)
+    with locked(build_dir):
+        if not (build_dir / "CMakeCache.txt").exists():
+            _checked(["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
+        _checked(["cmake", "--build", str(build_dir), "-j2"])
+
+
+def _checked(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+
+
+def csv_rows(binary: Path, args: list[str], int_columns: set[str], float_columns: set[str],
+             error: type[Exception]) -> list[dict]:
+    """Runs a tool that prints a CSV table and returns its rows, with the named columns as numbers
+    and empty cells as None; a failure raises `error` with the tool's own message."""
+    proc = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise error(f"{Path(binary).name} exited with {proc.returncode}: {proc.stderr.strip()}")
+
+    def typed(key: str, text: str | None):
+        if text in ("", None):
+            return None
+        return int(text) if key in int_columns else float(text) if key in float_columns else text
+    return [{key: typed(key, text) for key, text in row.items()} for row in csv.DictReader(io.StringIO(proc.stdout))]
