@@ -26,7 +26,7 @@ help:
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
-	@echo "make clean       remove generated outputs (keeps results/reference and the Python environment)"
+	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
 	@echo "Options: PROFILE=quick|full|ci  CORES=N  RUNTIME=native|docker"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
@@ -76,7 +76,7 @@ test-unit: setup
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs.
 test-e2e: setup
-	@python -m pytest -m "e2e and not full_matrix"
+	@python -m pytest -m "e2e and not full_matrix" --durations=25
 
 # ACE's regression suite and crash test with every replacement policy, with and without ACE
 # (CI runs two of the eight combinations as part of test-e2e).
@@ -101,6 +101,10 @@ images-lock: setup
 images-save: images
 	@python -m ssdartifact.containers save --out $(IMAGES_DIR)
 
+# Measurements are kept (results/pio, results/ace, results/cave/devices, results/raw), and so is
+# Snakemake's record of the parameters and inputs each output was made with (.snakemake/metadata):
+# a later run with another profile then redoes the kept measurements whose parameters changed.
 clean:
-	rm -rf results/pio_model results/ace/sim results/claims results/logs results/benchmarks results/checksums \
-	  figures/generated paper/generated paper/build .snakemake
+	rm -rf results/pio_model results/ace/sim results/restore results/cave/table_5_1.csv results/cave/table_5_1.csv.json \
+	  results/claims results/logs results/benchmarks results/checksums figures/generated paper/generated paper/build
+	[ ! -d .snakemake ] || find .snakemake -mindepth 1 -maxdepth 1 ! -name metadata ! -name incomplete -exec rm -rf {} +

@@ -10,7 +10,7 @@ io <- figure_args(2)
 d <- read_tidy(io$inputs[[1]])
 reference <- read_tidy(io$inputs[[2]])
 
-workloads <- c("MS", "WIS", "RIS", "MU")
+workloads <- synthetic_workloads
 d <- d[d$workload %in% workloads, ]
 devices <- unique(d$device)
 d$panel <- factor(d$workload, levels = workloads,

@@ -111,6 +111,8 @@ sig_format <- function(x, digits = 3) {
 # Helpers of Chapter 4's figures (ACE in PostgreSQL).
 policy_names <- c(clock = "Clock Sweep", lru = "LRU", cflru = "CFLRU", lru_wsr = "LRU-WSR")
 variant_names <- c(baseline = "baseline", ace = "ACE w/o prefetching", ace_pf = "ACE")
+# Table 4.2's synthetic workloads, in the thesis's order (panels A-D).
+synthetic_workloads <- c("MS", "WIS", "RIS", "MU")
 # The policies in the thesis's order, named as the thesis names them.
 policy_factor <- function(x) factor(x, levels = names(policy_names), labels = policy_names)
 scale_colour_policy <- function() {
