@@ -42,10 +42,8 @@ KNOWN_DEVIATIONS = {
     "ace-4.3-writes-nearly-unchanged": "short runs with PostgreSQL's background writer on: it cleans further ahead "
                                        "when ACE makes a run faster",
     "ace-4.3-misses-unchanged": "the same, under LRU-WSR on the write-heavy WIS",
-    "cave-5.9b-low-cpu": "about 20 us of CPU per read (a pread through FUSE and a thread hand-off): 7-9 % of 2 "
+    "cave-5.9b-low-cpu": "about 20 us of CPU per read (a pread through FUSE and a thread hand-off): 7-13 % of 2 "
                          "cores at the PCIe-like SSD's 8,000 reads/s",
-    "cave-5.9b-device-saturated": "a 0.6 s BFS of a small graph: its first and last levels hold fewer blocks "
-                                  "than the 80 concurrent reads the device needs (about 90 %)",
     # Chapter 6: the simulator, faithful to the thesis as far as it goes (a fidelity review found no
     # further bug), does not reproduce ReStore's advantage; ARTIFACT.md, "ReStore's experiments".
     **dict.fromkeys([
