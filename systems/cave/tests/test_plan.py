@@ -60,7 +60,7 @@ def test_incomplete_figures_are_refused_with_the_key_to_fix(cave, message):
 
 
 def test_unknown_graphs_and_sizes_name_what_exists():
-    with pytest.raises(plan.PlanError, match="sizes tiny, dense, small, thesis"):
+    with pytest.raises(plan.PlanError, match="sizes tiny, dense, small, medium, thesis"):
         plan.graph_spec(DATASETS, "social", "huge")
     with pytest.raises(plan.PlanError, match="social, road, synthetic"):
         plan.graph_spec(DATASETS, "web", "tiny")
