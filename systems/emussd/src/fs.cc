@@ -648,6 +648,10 @@ int run_fuse(const Options& opts, DeviceModel& model) {
     return 1;
   }
   int ret = 1;
+  // A shell starts a background job with SIGINT ignored, and libfuse installs its handlers only
+  // over a signal's default action: emussd stops on SIGINT and SIGTERM (its --help), so it takes
+  // them back. (Under the test suite run as a background job, SIGINT left emussd mounted.)
+  for (int sig : {SIGINT, SIGTERM}) std::signal(sig, SIG_DFL);
   if (fuse_set_signal_handlers(se) != 0) {
     fuse_session_destroy(se);
     return 1;

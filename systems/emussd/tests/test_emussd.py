@@ -592,8 +592,13 @@ def test_stats_read_does_not_wait_for_the_device(mounts):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_unmounts_cleanly_and_writes_stats(mounts, tmp_path, sig):
+    """Even when started with the signal ignored, as a shell starts a background job (SIGINT)."""
     out = tmp_path / "stats.json"
-    m = mounts(read_latency_us=100, alpha=2, k_r=2, k_w=2, stats_out=out)
+    inherited = signal.signal(sig, signal.SIG_IGN)
+    try:
+        m = mounts(read_latency_us=100, alpha=2, k_r=2, k_w=2, stats_out=out)
+    finally:
+        signal.signal(sig, inherited)
     (m.mountpoint / "f").write_bytes(b"data")
     m.proc.send_signal(sig)
     assert m.proc.wait(timeout=10) == 0, m.log()
