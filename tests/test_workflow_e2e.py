@@ -42,8 +42,8 @@ KNOWN_DEVIATIONS = {
     "ace-4.3-writes-nearly-unchanged": "short runs with PostgreSQL's background writer on: it cleans further ahead "
                                        "when ACE makes a run faster",
     "ace-4.3-misses-unchanged": "the same, under LRU-WSR on the write-heavy WIS",
-    "cave-5.9b-low-cpu": "about 20 us of CPU per read (a pread through FUSE and a thread hand-off): 7-13 % of 2 "
-                         "cores at the PCIe-like SSD's 8,000 reads/s",
+    "cave-5.9b-low-cpu": "the reads alone cost this machine about 4.5 % of its 2 cores at the PCIe-like SSD's "
+                         "8,000 reads/s (fio, same concurrency): CAVE measures 5-9 % (cave-5.9b-io-bound holds)",
     # Chapter 6: the simulator, faithful to the thesis as far as it goes (a fidelity review found no
     # further bug), does not reproduce ReStore's advantage; ARTIFACT.md, "ReStore's experiments".
     **dict.fromkeys([
@@ -77,7 +77,7 @@ def test_reproduce_from_a_clean_tree(clone):
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
     # ReStore's claims fail at the ci profile's tiny size too (ARTIFACT.md, "ReStore's experiments")
-    assert "claims:        30 passed, 14 failed, 45 not run" in out
+    assert "claims:        30 passed, 14 failed, 46 not run" in out
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "14 of 56 figures" in text and "3 of 14 tables" in text

@@ -3,8 +3,9 @@
 # BFS on the social graph (as FS) with as many concurrent I/Os as the device's k_r: the process's
 # CPU utilization and the read bandwidth divided by fio's random-read bandwidth at the same
 # concurrency on the same device (the thesis's definition, T1577), every 100 ms. Dashed: the
-# thesis's "generally below 5 %" CPU and "around 100 %" bandwidth. Panel A compares CAVE with
-# GraphChi, GridGraph and Mosaic, which this artifact does not run.
+# thesis's "generally below 5 %" CPU and "around 100 %" bandwidth; dotted: fio's CPU utilization
+# for the same reads at the same concurrency on the same device (what the reads alone cost). Panel A
+# compares CAVE with GraphChi, GridGraph and Mosaic, which this artifact does not run.
 # Inputs: results/cave/fig_5_9b.csv results/reference/headline_numbers.csv
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
@@ -16,12 +17,15 @@ long <- rbind(data.frame(d[, c("device", "t_s")], metric = "CPU utilization", va
 thesis <- data.frame(metric = c("CPU utilization", "device bandwidth utilization"),
                      value = c(reference_value(reference, "cave_cpu_utilization_max"),
                                reference_value(reference, "cave_disk_bw_utilization")))
+reads_alone <- aggregate(fio_cpu_pct ~ device, d, mean)
 p <- ggplot(long, aes(t_s, value, colour = metric)) +
   geom_hline(data = thesis, aes(yintercept = value, colour = metric), linetype = "dashed", show.legend = FALSE) +
+  geom_hline(data = reads_alone, aes(yintercept = fio_cpu_pct), colour = "#d95f02", linetype = "dotted") +
   geom_line() + geom_point(size = 0.6) +
   facet_wrap(~device) +
   scale_colour_manual(name = NULL, values = c("CPU utilization" = "#d95f02", "device bandwidth utilization" = "#1b9e77")) +
   labs(x = "Time since BFS started (s)", y = "Utilization (%)",
-       subtitle = sprintf("(B) BFS with %d concurrent I/Os; dashed: thesis", as.integer(d$io_threads[1]))) +
+       subtitle = sprintf("(B) BFS with %d concurrent I/Os; dashed: thesis; dotted: fio's CPU",
+                         as.integer(d$io_threads[1]))) +
   theme_thesis()
 save_figure(p, io$output, width = 4.8, height = 3.2, title = "Figure 5.9")

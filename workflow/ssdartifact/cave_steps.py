@@ -184,7 +184,7 @@ def _cache(point: dict, file_bytes: int) -> dict:
 
 
 def _timeline(binary: Path, cave_config: dict, options: dict, point: dict, labels: dict, opened) -> list[dict]:
-    """One sampled run, and fio's random-read bandwidth at its concurrency on the same device."""
+    """One sampled run, and fio's random-read bandwidth and CPU at its concurrency on the same device."""
     from cave import engine, experiment  # noqa: PLC0415
 
     sampled = Path(opened.prepare_dir).parent / f"timeline-{os.getpid()}.csv"
@@ -193,11 +193,12 @@ def _timeline(binary: Path, cave_config: dict, options: dict, point: dict, label
         samples = engine.read_timeline(sampled)
     finally:
         sampled.unlink(missing_ok=True)
-    fio = experiment.fio_randread_mib_s(opened.io_dir, Path(options["graph"]).stat().st_size, point["io_threads"],
-                                        runtime_s=cave_config["fio_reference"]["seconds"])
+    fio = experiment.fio_randread(opened.io_dir, Path(options["graph"]).stat().st_size, point["io_threads"],
+                                  runtime_s=cave_config["fio_reference"]["seconds"])
     return [{**sample, **labels, "experiment": "timeline", "algorithm": point["algorithm"],
              "variant": point["variant"], "io_threads": point["io_threads"], "cache_fraction": point["cache_fraction"],
-             "fio_read_mib_s": fio, "bandwidth_util_pct": 100.0 * sample["read_mib_s"] / fio}
+             "fio_read_mib_s": fio["read_mib_s"], "fio_cpu_pct": fio["cpu_pct"],
+             "bandwidth_util_pct": 100.0 * sample["read_mib_s"] / fio["read_mib_s"]}
             for sample in samples]
 
 

@@ -24,8 +24,8 @@ from cave import engine, experiment, reference
 
 COLUMNS = [
     "device", "dataset", "variant", "io_threads", "cache_fraction", "repetition", "cave_runtime_s", "cave_block_reads",
-    "cave_mib_s", "fio_mib_s", "bandwidth_ratio_pct", "cave_cpu_util_pct", "lock_wait_pct", "reference_runtime_s",
-    "reference_over_cave",
+    "cave_mib_s", "fio_mib_s", "bandwidth_ratio_pct", "cave_cpu_util_pct", "fio_cpu_util_pct", "lock_wait_pct",
+    "reference_runtime_s", "reference_over_cave",
 ]  # fmt: skip
 
 
@@ -80,12 +80,13 @@ def main(argv=None) -> int:
             for n in threads:
                 row = engine.run(binary, graph=on_device, algorithm="bfs", variant=args.variant, io_threads=n,
                                  cache_fraction=args.cache_fraction)
-                fio = experiment.fio_randread_mib_s(directory, on_device.stat().st_size, n, args.fio_runtime)
+                fio = experiment.fio_randread(directory, on_device.stat().st_size, n, args.fio_runtime)
                 rows.append({
                     "device": device, "dataset": spec["name"], "variant": args.variant, "io_threads": n,
                     "cache_fraction": args.cache_fraction, "repetition": rep, "cave_runtime_s": row["runtime_s"],
-                    "cave_block_reads": row["block_reads"], "cave_mib_s": row["read_mib_s"], "fio_mib_s": fio,
-                    "bandwidth_ratio_pct": 100 * row["read_mib_s"] / fio, "cave_cpu_util_pct": row["cpu_util_pct"],
+                    "cave_block_reads": row["block_reads"], "cave_mib_s": row["read_mib_s"], "fio_mib_s": fio["read_mib_s"],
+                    "bandwidth_ratio_pct": 100 * row["read_mib_s"] / fio["read_mib_s"],
+                    "cave_cpu_util_pct": row["cpu_util_pct"], "fio_cpu_util_pct": fio["cpu_pct"],
                     "lock_wait_pct": row["lock_wait_pct"], "reference_runtime_s": ref["runtime_s"],
                     "reference_over_cave": ref["runtime_s"] / row["runtime_s"],
                 })  # fmt: skip
@@ -97,11 +98,11 @@ def main(argv=None) -> int:
         out = args.dir / "cave-bandwidth-emussd.csv"
     experiment.write_csv(rows, COLUMNS, out)
     print(f"{'threads':>7} {'cave s':>8} {'reads':>8} {'cave MiB/s':>10} {'fio MiB/s':>9} {'ratio':>6} {'cpu %':>6} "
-          f"{'lock %':>6} {'ref s':>7}")
+          f"{'fio cpu %':>9} {'lock %':>6} {'ref s':>7}")
     for r in rows:
         print(f"{r['io_threads']:>7} {r['cave_runtime_s']:>8.3f} {r['cave_block_reads']:>8} {r['cave_mib_s']:>10.1f} "
               f"{r['fio_mib_s']:>9.1f} {r['bandwidth_ratio_pct']:>5.0f}% {r['cave_cpu_util_pct']:>6.1f} "
-              f"{r['lock_wait_pct']:>6.2f} {r['reference_runtime_s']:>7.3f}")
+              f"{r['fio_cpu_util_pct']:>9.1f} {r['lock_wait_pct']:>6.2f} {r['reference_runtime_s']:>7.3f}")
     print(f"written: {out}")
     return 0
 

@@ -213,24 +213,29 @@ def cache_sweep(p: dict, binary: Path | None = None) -> list[dict]:
     return rows
 
 
-def fio_randread_mib_s(directory: Path | str, size_bytes: int, jobs: int, runtime_s: float = 5.0,
-                       ioengine: str = "psync") -> float:
-    """fio's 4 KiB O_DIRECT random-read bandwidth (MiB/s) with `jobs` jobs at iodepth 1 on one
-    file of `size_bytes` in `directory` (the device's maximum at that concurrency)."""
+def fio_randread(directory: Path | str, size_bytes: int, jobs: int, runtime_s: float = 5.0,
+                 ioengine: str = "psync") -> dict:
+    """fio's 4 KiB O_DIRECT random reads with `jobs` jobs at iodepth 1 on one file of `size_bytes`
+    in `directory`: `read_mib_s`, the device's bandwidth at that concurrency, and `cpu_pct`, fio's
+    CPU time over its jobs / its runtime / online cores x 100 (as CAVE's cpu_pct): what the reads
+    alone cost the CPU on this machine, with no graph work."""
     if shutil.which("fio") is None:
         raise ExperimentError("fio not found: apt-get install fio")
     directory = Path(directory)
     size = max(1 << 20, size_bytes // 4096 * 4096)
     with tempfile.TemporaryDirectory(dir=directory, prefix="cave-fio-") as tmp:
+        # One report per job (no group_reporting): each job's usr_cpu and sys_cpu are its own
+        # thread's share of one CPU over its runtime, so their sum is the cores fio used.
         cmd = ["fio", "--name=randread", f"--directory={tmp}", "--filename=fio.dat", f"--size={size}", "--bs=4k",
                "--rw=randread", "--direct=1", f"--ioengine={ioengine}", "--iodepth=1", f"--numjobs={jobs}",
-               "--thread", "--group_reporting", "--time_based", f"--runtime={runtime_s}", "--ramp_time=1",
-               "--output-format=json"]
+               "--thread", "--time_based", f"--runtime={runtime_s}", "--ramp_time=1", "--output-format=json"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise ExperimentError(f"fio failed: {proc.stderr.strip()[-2000:]}")
-        out = json.loads(proc.stdout[proc.stdout.index("{"):])
-        return out["jobs"][0]["read"]["bw_bytes"] / 1048576.0
+        reports = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"]
+        cores_used = sum(job["usr_cpu"] + job["sys_cpu"] for job in reports) / 100.0
+        return {"read_mib_s": sum(job["read"]["bw_bytes"] for job in reports) / 1048576.0,
+                "cpu_pct": 100.0 * cores_used / (os.cpu_count() or 1)}
 
 
 def timeline(p: dict, binary: Path | None = None) -> list[dict]:
@@ -250,7 +255,7 @@ def timeline(p: dict, binary: Path | None = None) -> list[dict]:
         samples = engine.read_timeline(out)
     max_bw = p.get("max_bandwidth_mib_s")
     if max_bw is None and p.get("measure_fio"):
-        max_bw = fio_randread_mib_s(p["device_dir"], graph.stat().st_size, threads)
+        max_bw = fio_randread(p["device_dir"], graph.stat().st_size, threads)["read_mib_s"]
     rows = []
     for s in samples:
         rows.append({

@@ -63,6 +63,7 @@ TIMELINE_COLUMNS = {
     "read_mib_s": "read bandwidth in the interval, MiB/s",
     "bandwidth_util_pct": "read_mib_s / fio_read_mib_s x 100: the thesis's bandwidth utilization (T1577)",
     "fio_read_mib_s": "fio's 4 KiB O_DIRECT random-read bandwidth with as many jobs as io_threads, same device",
+    "fio_cpu_pct": "fio's CPU time in that run / its runtime / online cores x 100: the reads alone, no graph work",
     **_DEVICE,
 }
 

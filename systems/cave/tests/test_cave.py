@@ -450,3 +450,11 @@ def test_experiment_functions_write_tidy_rows(binary, tmp_path):
     assert out.read_text().splitlines()[0] == ",".join(experiment.CACHE_COLUMNS)
     with pytest.raises(experiment.ExperimentError, match="generator must be one of"):
         experiment.prepare_graph(binary, {"name": "x", "generator": "er"}, tmp_path)
+
+
+def test_fio_reference_reports_bandwidth_and_cpu_as_caves(tmp_path):
+    """fio's CPU is summed over its jobs and normalized as CAVE's cpu_pct (per online core)."""
+    measured = experiment.fio_randread(tmp_path, 4 << 20, jobs=2, runtime_s=0.5)
+    assert measured["read_mib_s"] > 0
+    assert 0 < measured["cpu_pct"] <= 100
+    assert not list(tmp_path.iterdir()), "fio's file is removed"
