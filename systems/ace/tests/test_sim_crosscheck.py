@@ -23,6 +23,10 @@ Tolerance: 0.001 absolute. In the steady state the list policies match request f
 and Clock Sweep within 0.0001 (re-pins and pinned buffers the trace cannot show); 0.001 is
 ten times that, and half the smallest difference between two policies on this workload
 (Clock Sweep and LRU, 0.0019), so running the wrong policy would fail the check.
+
+The server is the other ACE tests' cassert build (conftest.py): the same patched server with
+PostgreSQL's assertions on, which check the buffer manager's invariants and change none of its
+decisions, and one PostgreSQL build fewer in the test run.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ from pathlib import Path
 
 import pytest
 
-from ace.build import build
 from ace.server import Server
 from ace.sim import build as build_simulator
 from ace.sim import run
@@ -62,9 +65,8 @@ def simulator() -> Path:
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(install):
     """A loaded scale-2 pgbench database, run twice (untraced) to its steady state."""
-    install = build("release")
     root = Path(tempfile.mkdtemp(prefix="ace-sim-xc-", dir="/tmp"))
     root.chmod(0o755)  # mkdtemp's 0700 would shut the server's user out
     server = Server(install, root / "pg", SETTINGS)
