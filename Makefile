@@ -62,21 +62,22 @@ ace-server: check-config
 DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
 
 verify: check-config
-	@$(SNAKEMAKE) --quiet rules -- $(DETERMINISTIC_LIST)
+	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m ssdartifact checksums verify checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 
 checksums: check-config
-	@$(SNAKEMAKE) --quiet rules -- $(DETERMINISTIC_LIST)
+	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m ssdartifact checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 
 test: test-unit test-e2e
 
+# Each writes a JUnit report under results/tests/ (CI uploads it).
 test-unit: setup
-	@python -m pytest -m "not e2e"
+	@python -m pytest -m "not e2e" --junitxml=results/tests/unit.xml
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs.
 test-e2e: setup
-	@python -m pytest -m "e2e and not full_matrix" --durations=25
+	@python -m pytest -m "e2e and not full_matrix" --durations=25 --junitxml=results/tests/e2e.xml
 
 # ACE's regression suite and crash test with every replacement policy, with and without ACE
 # (CI runs two of the eight combinations as part of test-e2e).

@@ -52,3 +52,7 @@ rule all:
         CAVE_DETERMINISTIC_RESULTS,
         RESTORE_MEASURED_RESULTS,
         RESTORE_DETERMINISTIC_RESULTS,
+
+
+# Last, once every rule is defined (common.smk: measurements side by side).
+every_other_job_runs_alone()

@@ -80,8 +80,29 @@ def test_broken_check_fails_with_reason(tmp_path, curve):
 
 def test_report_files(tmp_path):
     rows = [{"id": "a", "chapter": 3, "item": "Figure 3.2", "thesis_line": 636, "status": "pass",
-             "measured": "4.5", "detail": "expected 4.5 ± 0.005", "quote": "the speedup | is 4.5×"}]
+             "measured": "4.5", "detail": "expected 4.5 ± 0.005", "known_reason": "", "quote": "the speedup | is 4.5×"}]
     claims.write_report(rows, tmp_path / "c.csv", tmp_path / "r.md", tmp_path / "r.html")
     markdown = (tmp_path / "r.md").read_text()
-    assert "1 passed, 0 failed, 0 not run" in markdown and "\\|" in markdown
-    assert "<td style='color:#1a7f37;font-weight:bold'>PASS</td>" in (tmp_path / "r.html").read_text()
+    assert "1 passed, 0 failed (0 known at this scale, 0 unexpected), 0 not run" in markdown and "\\|" in markdown
+    assert "<td><span style='color:#1a7f37;font-weight:bold'>PASS</span></td>" in (tmp_path / "r.html").read_text()
+
+
+def test_a_failure_the_config_expects_carries_its_reason_and_others_are_unexpected(tmp_path):
+    data = tmp_path / "results" / "x.csv"
+    data.parent.mkdir()
+    data.write_text("a\n1\n")
+    claim = {"id": "c", "chapter": 2, "item": "Figure 2.4", "thesis_line": 1, "quote": "q", "data": "results/x.csv",
+             "check": {"kind": "all_rows", "expression": "a > 1"},
+             "may_fail": {"profiles": ["quick"], "reason": "the quick profile's runs are too short"}}
+    quick = claims.evaluate_all([claim], root=tmp_path, profile="quick")
+    assert quick[0]["status"] == claims.FAIL and quick[0]["known_reason"] == "the quick profile's runs are too short"
+    assert claims.unexpected_failures(quick) == []
+    assert claims.summary(quick) == "0 passed, 1 failed (1 known at this scale, 0 unexpected), 0 not run (of 1 claims)"
+    full = claims.evaluate_all([claim], root=tmp_path, profile="full")
+    assert full[0]["known_reason"] == "" and claims.unexpected_failures(full) == ["c"]
+    claims.write_report(quick, tmp_path / "c.csv", tmp_path / "r.md", tmp_path / "r.html")
+    assert "FAIL (known at this scale: the quick profile's runs are too short)" in (tmp_path / "r.md").read_text()
+    assert "known at this scale: the quick profile&#x27;s runs are too short" in (tmp_path / "r.html").read_text()
+    passing = claims.evaluate_all([{**claim, "check": {"kind": "all_rows", "expression": "a == 1"}}], root=tmp_path,
+                                  profile="quick")
+    assert passing[0]["status"] == claims.PASS and passing[0]["known_reason"] == ""

@@ -37,22 +37,22 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, description, devices, fio_point, name, restore, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
-     r"devices.yaml: key devices\[0\].kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
+     r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
-                                                     "alpha": 0.5, "k_r": 4, "k_w": 2}),
-     r"devices.yaml: key devices\[\d+\].alpha: 0.5 is out of range; it must be >= 1"),
+                                                     "alpha": 0, "k_r": 4, "k_w": 2}),
+     r"devices.yaml: key devices\[\d+\] \(name: emu\).alpha: 0 is out of range; it must be > 0"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "nvme", "kind": "block", "path": "/dev/nvme1n1"}),
-     r"devices.yaml: key devices\[\d+\]: missing required key\(s\): destructive"),
+     r"devices.yaml: key devices\[\d+\] \(name: nvme\): missing required key\(s\): destructive"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_2"].update(alphas=[0.5, 2]),
      r"pio_model.yaml: key fig_3_2.alphas\[0\]: 0.5 is out of range; it must be >= 1"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_4"].update(k_r="many"),
      r"pio_model.yaml: key fig_3_4.k_r: 'many' has the wrong type; expected array"),
     ("claims.yaml", lambda d: d["claims"][0]["check"].update(kind="vibes"),
-     r"claims.yaml: key claims\[0\].check.kind: 'vibes' is not allowed; allowed values: 'value', 'monotone'"),
+     r"claims.yaml: key claims\[0\] \(id: pio-2.4-idle-channels-at-n\).check.kind: 'vibes' is not allowed; allowed values: 'value', 'monotone'"),
     ("inventory.yaml", lambda d: d["figures"][0].update({"class": "photo"}),
-     r"inventory.yaml: key figures\[0\].class: 'photo' is not allowed"),
+     r"inventory.yaml: key figures\[0\] \(id: 1.1\).class: 'photo' is not allowed"),
     ("inventory.yaml", lambda d: d["figures"].pop(),
      r"inventory.yaml: key figures: .* is too short"),
 ])
@@ -80,6 +80,19 @@ def test_yaml_syntax_error_gives_the_line(configs):
     assert re.search(r"devices.yaml \(line \d+, column \d+\): not valid YAML", _error())
 
 
+def test_a_load_sees_the_file_as_it_is_now_and_returns_a_copy(configs):
+    """Parsed files are reused (a step loads devices.yaml for every run it measures), but by their
+    text: an edit is seen at once, even one that keeps the size, and no caller changes another's."""
+    path = configs / "profiles/quick.yaml"
+    first = config.load("profiles/quick.yaml")
+    first["devices"].append("changed by a caller")
+    assert config.load("profiles/quick.yaml")["devices"] == first["devices"][:-1]
+    text = path.read_text()
+    assert "runtime_ms: 300," in text
+    path.write_text(text.replace("runtime_ms: 300,", "runtime_ms: 400,"))  # same size, same second
+    assert config.load("profiles/quick.yaml")["fio_point"]["runtime_ms"] == 400
+
+
 def test_reproduced_script_must_exist(configs):
     def change(d):
         d["figures"][0]["reproduced"] = {"script": "figures/scripts/fig_1_1.R", "inputs": ["results/x.csv"]}
@@ -96,7 +109,7 @@ def test_all_problems_are_reported_at_once(configs):
     _edit(configs / "profiles/quick.yaml", lambda d: d.update(runtime="x"))
     _edit(configs / "devices.yaml", lambda d: d["devices"][0].update(max_bytes=1))
     message = _error()
-    assert "profiles/quick.yaml" in message and "devices.yaml: key devices[0].max_bytes" in message
+    assert "profiles/quick.yaml" in message and "devices.yaml: key devices[0] (name: local-disk).max_bytes" in message
 
 
 def test_check_config_command_exits_nonzero_with_the_message(configs, capsys):
@@ -107,7 +120,7 @@ def test_check_config_command_exits_nonzero_with_the_message(configs, capsys):
 
 def test_emulated_device_needs_a_preset_or_its_model(configs):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "alpha": 2}))
-    assert re.search(r"devices\[\d+\]: matches none of the allowed forms \(an emulated device needs a preset or all "
+    assert re.search(r"devices\[\d+\] \(name: emu\): matches none of the allowed forms \(an emulated device needs a preset or all "
                      r"of read_latency_us, alpha, k_r, k_w\)", _error()), _error()
 
 
@@ -138,3 +151,38 @@ def test_a_file_system_twin_must_be_a_declared_file_device(configs):
         {"name": "nvme-raw", "kind": "block", "path": "/dev/nvme1n1", "destructive": True, "max_bytes": 1 << 30,
          "file_system_twin": "emu-optane"}))
     assert "file_system_twin: 'emu-optane' is not a declared file device; file devices: local-disk" in _error()
+
+
+def test_one_bad_key_gives_one_error(configs):
+    """Files that refer to a file that did not validate are not checked against it: the user sees
+    the one mistake, not every reference to the file it is in."""
+    _edit(configs / "devices.yaml", lambda d: d["devices"][2].update(colour="red"))
+    problems = _error().splitlines()
+    assert len(problems) == 1, problems
+    assert re.fullmatch(r".*configs/devices.yaml: key devices\[2\] \(name: [a-z-]+\): unknown key\(s\) 'colour'; "
+                        r"allowed keys: .*", problems[0]), problems
+
+
+def _use_block_device(configs, **declaration):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append(
+        {"name": "scratch-nvme", "kind": "block", "max_bytes": 1 << 30, **declaration}))
+    _edit(configs / "profiles/quick.yaml", lambda d: d["devices"].append("scratch-nvme"))
+
+
+def test_a_block_device_not_declared_destructive_is_refused_before_anything_runs(configs):
+    _use_block_device(configs, path="/dev/loop7", destructive=False)
+    error = _error()
+    assert "block device 'scratch-nvme' (/dev/loop7) is not declared destructive" in error
+    assert "devices[" not in error
+
+
+def test_a_block_device_whose_path_does_not_exist_is_refused_before_anything_runs(configs):
+    _use_block_device(configs, path="/dev/disk/by-id/no-such-disk", destructive=True)
+    assert "block device 'scratch-nvme' (/dev/disk/by-id/no-such-disk) does not exist" in _error()
+
+
+def test_a_block_device_the_profile_does_not_use_is_not_examined(configs):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append(
+        {"name": "spare", "kind": "block", "path": "/dev/disk/by-id/elsewhere", "destructive": True,
+         "max_bytes": 1 << 30}))
+    config.check_all("quick")

@@ -59,6 +59,68 @@ def test_a_file_device_removes_its_test_files(tmp_path):
 
 needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: emussd needs FUSE")
 
+# A machine that emulates 1,000,000 page I/Os per second with a 10 us round trip: every declared device
+# fits with time dilation 1 (a real calibration takes 10 to 20 s; test_emussd_timing uses this machine's).
+ROOMY = {"host": {}, "capacity_iops": 1e6, "round_trip_us": 10.0}
+
+
+@pytest.fixture(autouse=True)
+def roomy_machine(monkeypatch):
+    from emussd.capacity import Calibration
+    monkeypatch.setattr(devices, "capacity_calibration", lambda binary, progress=None: Calibration(**ROOMY))
+
+
+def calibrated(monkeypatch, capacity_iops, round_trip_us):
+    from emussd.capacity import Calibration
+    monkeypatch.setattr(devices, "capacity_calibration",
+                        lambda binary, progress=None: Calibration({}, capacity_iops, round_trip_us))
+
+
+def test_a_device_beyond_the_machine_gets_the_dilation_that_fits_it(monkeypatch):
+    calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)  # usable: 12,000 page I/Os per second
+    device = {"name": "fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16, "k_w": 16}
+    plan, _ = devices.emulation({**device, "read_latency_us": 2000, "k_r": 64}, "emussd")
+    assert plan.factor == 2.7  # 64 / 2 ms = 32,000 per s: 2.67 x 12,000
+    assert "declared peak 32,000 page I/Os per s, this machine emulates 12,000 faithfully" in plan.describe()
+    plan, _ = devices.emulation(device, "emussd")
+    assert plan.factor == 30  # at 50 us the gap needs more: 60 us is 4 % of 1,500 us = 30 x 50 us
+    cheap_writes = {**device, "read_latency_us": 2000, "alpha": 0.1, "k_r": 1, "k_w": 1}
+    plan, _ = devices.emulation(cheap_writes, "emussd")
+    assert plan.factor == 7.5  # its 200 us write, the shortest service time, needs 1,500 us
+
+
+def test_a_preset_within_the_machine_keeps_its_time_scale(monkeypatch):
+    calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
+    plan, _ = devices.emulation(devices.declaration("emu-pcie"), "emussd")
+    assert plan.factor == 1
+
+
+def test_a_declared_dilation_below_the_needed_one_is_refused_with_the_numbers(monkeypatch):
+    calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
+    device = {"name": "fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16, "k_w": 16,
+              "time_dilation": 20}
+    with pytest.raises(devices.DeviceError, match=r"declares time_dilation 20, but this machine needs at least "
+                                                  r"time dilation 30 \(declared peak 320,000"):
+        devices.emulation(device, "emussd")
+    plan, _ = devices.emulation({**device, "time_dilation": 50}, "emussd")
+    assert plan.factor == 50
+
+
+def test_a_device_no_dilation_can_fit_is_refused_with_the_numbers(monkeypatch):
+    calibrated(monkeypatch, capacity_iops=100, round_trip_us=60)
+    device = {"name": "huge", "kind": "emulated", "read_latency_us": 1000, "alpha": 1, "k_r": 4096, "k_w": 1}
+    with pytest.raises(devices.DeviceError, match=r"'huge' cannot be emulated faithfully on this machine: it needs a "
+                                                  r"time dilation of 55000, which makes a page read take 55 s"):
+        devices.emulation(device, "emussd")
+
+
+def test_results_are_converted_to_the_declared_time_scale():
+    rows = [{"threads": 4, "iops": 100.0, "lat_mean_us": 40000.0, "alpha_cost": 3.0, "lat_p99_us": ""}]
+    (row,) = devices.to_declared_time(rows, 40, times=("lat_mean_us", "lat_p99_us"), rates=("iops",))
+    assert row == {"threads": 4, "iops": 4000.0, "lat_mean_us": 1000.0, "alpha_cost": 3.0, "lat_p99_us": "",
+                   "time_dilation": 40}
+    assert rows[0]["iops"] == 100.0  # the measured rows are left as they were
+
 
 @pytest.fixture(scope="module")
 def emussd_binary():
@@ -73,6 +135,7 @@ def test_an_emulated_device_is_unmounted_when_the_experiment_fails(emussd_binary
                             stats_out=tmp_path / "stats.json") as opened:
             mountpoint = opened.io_dir.parent
             assert os.path.ismount(mountpoint)
+            assert opened.time_dilation == 1 and opened.provenance()["emulation"]["time_dilation"] == 1
             (opened.io_dir / "f").write_bytes(b"y" * 8192)
             raise RuntimeError("experiment failed")
     assert not os.path.ismount(mountpoint)
@@ -115,6 +178,8 @@ def test_an_emulated_device_is_unmounted_when_the_workflow_is_killed(emussd_bina
     import time
 
     script = (f"from pathlib import Path; from ssdartifact import devices; import time\n"
+              f"from emussd.capacity import Calibration\n"
+              f"devices.capacity_calibration = lambda binary, progress=None: Calibration(**{ROOMY!r})\n"
               f"with devices.opened('emu-optane', 1 << 20, emussd_binary=Path({str(emussd_binary)!r})) as d:\n"
               f"    print('mounted', flush=True); time.sleep(60)\n")
     experiment = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -127,3 +192,64 @@ def test_an_emulated_device_is_unmounted_when_the_workflow_is_killed(emussd_bina
     while os.path.ismount(mountpoint) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.ismount(mountpoint), "emussd must unmount when the process that mounted it dies"
+
+
+@needs_fuse
+def test_an_emulated_device_beyond_the_machine_runs_dilated(emussd_binary, configs, monkeypatch):
+    calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"].append({"name": "emu-fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2,
+                            "k_r": 16, "k_w": 16})
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    import json
+    from emussd.harness import STATS_NAME
+    with devices.opened("emu-fast", 1 << 20, emussd_binary=emussd_binary, saturating=True) as opened:
+        params = json.loads((opened.io_dir.parent / STATS_NAME).read_text())["params"]
+        assert opened.time_dilation == 30 and params["time_dilation"] == 30
+        assert params["read_latency_us"] == 50  # the declaration, not the wall-clock time
+        assert opened.provenance()["emulation"]["calibration"]["capacity_iops"] == 16000
+        (opened.io_dir / "f").write_bytes(b"x" * 4096)
+    assert opened.provenance()["emulation"]["fidelity"]["write"]["count"] == 1
+    # A database or a graph engine (not a thread sweep) runs at the declared time scale.
+    with devices.opened("emu-fast", 1 << 20, emussd_binary=emussd_binary) as opened:
+        params = json.loads((opened.io_dir.parent / STATS_NAME).read_text())["params"]
+        assert opened.time_dilation == 1 and params["time_dilation"] == 1
+
+
+def test_fidelity_warns_when_requests_complete_late():
+    stats = {"ops": {"read": {"count": 10, "declared_service_time_us": 10000, "late_time_us": 300, "overruns": 0},
+                     "write": {"count": 4, "declared_service_time_us": 8000, "late_time_us": 1000, "overruns": 1}}}
+    facts = devices.fidelity(stats)
+    assert facts["read"] == {"count": 10, "mean_service_us": 1000, "mean_late_us": 30, "overruns": 0}
+    assert facts["warning"] == "writes completed on average 250 us (12%) after their 2000 us service time"
+
+
+@needs_fuse
+def test_check_config_refuses_a_device_it_cannot_emulate_with_the_numbers(emussd_binary, configs, monkeypatch, capsys):
+    from ssdartifact.__main__ import main
+    calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"] += [{"name": "emu-fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16,
+                         "k_w": 16},
+                        {"name": "emu-huge", "kind": "emulated", "read_latency_us": 1000, "alpha": 1, "k_r": 4096,
+                         "k_w": 4096}]
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    profile = yaml.safe_load((configs / "profiles" / "ci.yaml").read_text())
+    profile["devices"] = ["emu-optane", "emu-fast"]
+    (configs / "profiles" / "ci.yaml").write_text(yaml.safe_dump(profile))
+    assert main(["check-config", "--profile", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "emulated device emu-optane: in thread sweeps, time dilation 1 (declared peak 3,000" in out
+    assert "emulated device emu-fast: in thread sweeps, time dilation 30 (declared peak 320,000" in out
+    profile["devices"].append("emu-huge")
+    profile["characterize"]["devices"] = ["emu-huge"]  # a thread sweep: 0.69 s per read, 1 s per fio point
+    (configs / "profiles" / "ci.yaml").write_text(yaml.safe_dump(profile))
+    assert main(["check-config", "--profile", "ci"]) == 2
+    err = capsys.readouterr().err
+    assert ("'emu-huge': with time dilation 350 (declared peak 4,096,000 page I/Os per s, this machine emulates "
+            "12,000") in err
+    assert "its slowest page takes 350 ms on the wall clock" in err and "raise runtime_ms to at least 3500" in err
+    calibrated(monkeypatch, capacity_iops=100, round_trip_us=60)  # a machine 160 times slower
+    assert main(["check-config", "--profile", "ci"]) == 2
+    assert ("'emu-huge' cannot be emulated faithfully on this machine: it needs a time dilation of 55000, which "
+            "makes a page read take 55 s on the wall clock (emussd's limit: 10 s)") in capsys.readouterr().err

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pio import fio
+from pio import fio, sweep
 
 
 def point(**changes):
@@ -15,7 +15,7 @@ def point(**changes):
 
 def test_command_is_direct_time_based_with_one_file_per_job(tmp_path):
     args = fio.command(point(op="write", threads=4, iodepth=8), tmp_path, tmp_path / "o.json")
-    for expected in ("--rw=randwrite", "--direct=1", "--time_based", "--numjobs=4", "--iodepth=8",
+    for expected in ("--rw=randwrite", "--direct=1", "--time_based", "--numjobs=4", "--thread", "--iodepth=8",
                      "--runtime=300ms", "--ramp_time=100ms", "--group_reporting", "--output-format=json",
                      "--percentile_list=50:99:99.9:99.99"):
         assert expected in args
@@ -70,8 +70,6 @@ def test_a_block_device_target_shares_one_region():
 
 
 def test_interference_reads_beside_throttled_writers_on_separate_files(tmp_path):
-    from pio import sweep
-
     foreground = point(threads=1)
     background = point(op="write", threads=3)
     args = sweep.interference_command(foreground, background, 1000, fio.Target(directory=tmp_path), tmp_path / "o")
@@ -82,11 +80,27 @@ def test_interference_reads_beside_throttled_writers_on_separate_files(tmp_path)
 
 
 def test_real_interference_run_reports_foreground_reads(tmp_path):
-    from pio import sweep
-
     rows = sweep.interference(point(threads=1), point(op="write", threads=2), 4e6, [0, 0.5],
                               fio.Target(directory=tmp_path), tmp_path / "raw", "scratch", progress=open("/dev/null", "w"))
     assert [r["background_fraction"] for r in rows] == [0, 0.5]
     assert rows[0]["background_bytes_s"] == 0 and rows[1]["background_bytes_s"] > 0
     assert rows[1]["background_target_bytes_s"] == 2e6
     assert all(r["lat_mean_us"] > 0 for r in rows)
+
+
+def test_the_thread_search_lengthens_its_points_to_forty_one_thread_latencies(tmp_path, monkeypatch):
+    """A slow request (33 ms in a 0.3 s point) would leave few requests per thread and a point that
+    reads low from fio's drain at its end: the search's first point sets the others' length."""
+    from pio import characterize
+    measured = []
+
+    def fake_measure(p, target, raw_dir, device, progress, label="", run=1):
+        measured.append(p)
+        return {"bandwidth_bytes_s": 16384 * min(p.threads, 5) / 0.0334, "lat_mean_us": 33400.0}
+
+    monkeypatch.setattr(sweep, "measure", fake_measure)
+    rule = characterize.Rule(max_threads=16, plateau_growth=0.1, saturation_fraction=0.95, latency_knee_factor=1.2)
+    sweep.thread_search(point(runtime_ms=300, block_size=16384), fio.Target(directory=tmp_path), tmp_path, "d", rule)
+    assert measured[0].threads == 1 and measured[0].runtime_ms == 300
+    assert {p.runtime_ms for p in measured[1:]} == {1336}  # 40 x 33.4 ms
+    assert sweep.long_enough(point(runtime_ms=300), 1000.0).runtime_ms == 300  # never shortened

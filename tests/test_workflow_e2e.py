@@ -4,6 +4,7 @@ repository (slow: run by `make test-e2e`, which `make test` and CI include)."""
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdartifact import REPO_ROOT
+from ssdartifact import REPO_ROOT, config
 
 pytestmark = pytest.mark.e2e
 
@@ -36,32 +37,24 @@ def clone():
     shutil.rmtree(top, ignore_errors=True)
 
 
-# Claims the artifact reports as failing at the quick profile's scale, with the reason (ARTIFACT.md):
-# they may pass or fail; every other claim must pass.
-KNOWN_DEVIATIONS = {
-    "ace-4.3-writes-nearly-unchanged": "short runs with PostgreSQL's background writer on: it cleans further ahead "
-                                       "when ACE makes a run faster",
-    "ace-4.3-misses-unchanged": "the same, under LRU-WSR on the write-heavy WIS",
-    "cave-5.9b-low-cpu": "the reads alone cost this machine about 4.5 % of its 2 cores at the PCIe-like SSD's "
-                         "8,000 reads/s (fio, same concurrency): CAVE measures 5-9 % (cave-5.9b-io-bound holds)",
-    # Chapter 6: the simulator, faithful to the thesis as far as it goes (a fidelity review found no
-    # further bug), does not reproduce ReStore's advantage; ARTIFACT.md, "ReStore's experiments".
-    **dict.fromkeys([
-        "restore-6.8-restore-best-on-static-workloads", "restore-6.8-10hf90-1-4-below-every-baseline",
-        "restore-6.8-latency-falls-as-tier-1-grows", "restore-6.8-latency-falls-as-tier-2-grows",
-        "restore-6.8-tlru-and-lrfu-worst", "restore-6.9-restore-fewest-migrations",
-        "restore-6.10-restore-beats-every-baseline-under-drift", "restore-6.10-faster-than-lrfu-at-3-8",
-        "restore-6.10-static-struggles-under-drift", "restore-6.11-restore-best-at-every-ratio",
-        "restore-6.12-restore-scales-with-data-size", "restore-6.12-normalized-latency-at-10k-pages",
-        "restore-6.13-restore-lowest-on-every-trace", "restore-6.13-ycsb-below-every-baseline",
-    ], "ReStore's learned value function stays nearly uninformative with the thesis's learning rate: tLFU or "
-       "TEMP is ahead on most points"),
-}
-
-
 def claim_outcomes(clone) -> dict[str, str]:
     with open(clone / "results/claims/claims.csv", newline="") as handle:
         return {row["id"]: row["status"] for row in csv.DictReader(handle)}
+
+
+def assert_only_known_failures(clone, profile):
+    """Every failing claim is one configs/claims.yaml says may fail in this profile (may_fail, with the
+    reason the report prints); every other claim the profile runs must pass."""
+    may_fail = {c["id"] for c in config.load("claims.yaml")["claims"] if profile in c.get("may_fail", {}).get("profiles", [])}
+    with open(clone / "results/claims/claims.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    failed = {r["id"] for r in rows if r["status"] == "fail"}
+    # what each unexpected failure measured: CI's log is often all a reader of a failed run has
+    measured = "\n".join(f"{r['id']}: {r['measured']}" for r in rows if r["id"] in failed - may_fail)
+    assert failed <= may_fail, f"claims failed unexpectedly: {sorted(failed - may_fail)}\n{measured}"
+    assert all(r["known_reason"] for r in rows if r["status"] == "fail")
+    report = (clone / "results/claims/report.md").read_text()
+    assert "0 unexpected" in report.splitlines()[2], report.splitlines()[2]
 
 
 def make(clone, *targets, profile="ci"):
@@ -72,15 +65,34 @@ def make(clone, *targets, profile="ci"):
     return result.returncode, result.stdout + result.stderr
 
 
+def pages_with_an_empty_top(pdf: Path, fraction: float = 1 / 3) -> list[tuple[int, float]]:
+    """Pages (the title page excepted) whose first ink lies below `fraction` of the page: a float
+    set alone on a page and centred, say. Rendered at 20 dpi in grey (PGM), read row by row."""
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["pdftoppm", "-gray", "-r", "20", str(pdf), f"{tmp}/page"], check=True)
+        empty = []
+        for image in sorted(Path(tmp).glob("page-*.pgm")):
+            data = image.read_bytes()
+            _, width, height, _, _ = data.split(maxsplit=4)  # P5 width height maxval pixels
+            width, height = int(width), int(height)
+            pixels = data[len(data) - width * height:]
+            first_ink = next((row for row in range(height) if min(pixels[row * width:(row + 1) * width]) < 128), height)
+            page = int(image.stem.split("-")[1])
+            if page > 1 and first_ink > fraction * height:
+                empty.append((page, round(first_ink / height, 2)))
+        return empty
+
+
 def test_reproduce_from_a_clean_tree(clone):
     code, out = make(clone, "reproduce")
     assert code == 0, out[-3000:]
     assert "document:      paper/build/artifact.pdf" in out
-    # ReStore's claims fail at the ci profile's tiny size too (ARTIFACT.md, "ReStore's experiments")
-    assert "claims:        30 passed, 14 failed, 46 not run" in out
+    assert re.search(r"claims: +\d+ passed, \d+ failed \(\d+ known at this scale, 0 unexpected\), \d+ not run", out)
+    assert_only_known_failures(clone, "ci")
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     assert "14 of 56 figures" in text and "3 of 14 tables" in text
+    assert pages_with_an_empty_top(clone / "paper/build/artifact.pdf") == []
     for sidecar in ("results/pio_model/fig_3_2.csv.json", "figures/generated/fig_3_2.pdf.json"):
         assert (clone / sidecar).exists()
     assert (clone / "results/benchmarks/draw_figure/fig_3_2.tsv").exists()
@@ -103,7 +115,7 @@ def test_a_rebuild_is_byte_identical(clone):
     assert code == 0 and "verify: OK" in out, out[-3000:]
 
 
-def test_verify_names_an_altered_file(clone):
+def test_verify_names_an_altered_file_and_rebuilds_it_once_deleted(clone):
     figure = clone / "figures/generated/fig_3_1.pdf"
     original = figure.read_bytes()
     figure.write_bytes(original + b"\n")
@@ -111,6 +123,11 @@ def test_verify_names_an_altered_file(clone):
         code, out = make(clone, "verify")
         assert code != 0
         assert "changed: figures/generated/fig_3_1.pdf" in out
+        assert "delete it" in out
+        figure.unlink()  # as verify's message says: the next verify regenerates it
+        code, out = make(clone, "verify")
+        assert code == 0 and "verify: OK" in out, out[-3000:]
+        assert figure.read_bytes() == original
     finally:
         figure.write_bytes(original)
 
@@ -133,8 +150,27 @@ def test_a_bad_config_stops_before_anything_runs(clone):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
+def keep_for_review(clone, name):
+    """The run's document, claims report and each job's time outlive the copy, whatever the
+    checks below say (CI uploads results/e2e/: a failed run's report is what a reader wants)."""
+    keep = REPO_ROOT / "results/e2e" / name
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    for item, target in (("paper/build/artifact.pdf", "artifact.pdf"), ("results/claims", "claims"),
+                         ("results/benchmarks", "benchmarks")):
+        source = clone / item
+        if source.is_dir():
+            shutil.copytree(source, keep / target)
+        elif source.exists():
+            shutil.copy2(source, keep / target)
+
+
 def test_the_quick_profile_measures_an_emulated_ssd(clone):
+    # what an earlier test's profile left must not pass for this run's in the review copy
+    shutil.rmtree(clone / "results/claims", ignore_errors=True)
+    (clone / "paper/build/artifact.pdf").unlink(missing_ok=True)
     code, out = make(clone, "reproduce", profile="quick")
+    keep_for_review(clone, "quick")
     assert code == 0, out[-3000:]
     # Not run: the two flash-only claims (the quick profile has no flash device) and Figure 6.12's
     # largest group (10M pages: the full profile only).
@@ -142,8 +178,7 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     assert sorted(c for c, status in outcomes.items() if status == "not run") == [
         "pio-alpha-at-least-1-on-flash", "pio-alpha-in-steady-state-on-flash",
         "restore-6.12-normalized-latency-at-10m-pages"]
-    failed = {c for c, status in outcomes.items() if status == "fail"}
-    assert failed <= set(KNOWN_DEVIATIONS), f"claims failed: {sorted(failed - set(KNOWN_DEVIATIONS))}"
+    assert_only_known_failures(clone, "quick")
     for figure in ("fig_4_2", "fig_4_8", "fig_4_9", "fig_4_10", "fig_4_11", "fig_4_12", "fig_4_13", "fig_4_14",
                    "fig_4_15", "fig_4_16", "fig_5_5", "fig_5_6", "fig_5_8", "fig_5_9", "fig_5_10", "fig_5_12",
                    "fig_5_13", "fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_9", "fig_6_10", "fig_6_11",
@@ -168,6 +203,7 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     for item in ("fig_2_4.pdf", "fig_2_8.pdf", "fig_3_5.pdf", "supp_interference.pdf"):
         assert (clone / "figures/generated" / item).exists()
     assert (clone / "paper/generated/table_2_2.tex").exists()
+    assert pages_with_an_empty_top(clone / "paper/build/artifact.pdf") == []
     code, out = make(clone, "verify", profile="quick")
     assert code == 0 and "verify: OK" in out, out[-2000:]
 

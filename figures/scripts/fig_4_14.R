@@ -45,5 +45,6 @@ panel_b <- ggplot(b, aes(read_pct, speedup, colour = device_label)) +
   theme(legend.position = "right")
 
 # The two panels share nothing but the page: stacked grobs, left edges aligned.
+for (panel in list(panel_a, panel_b)) check_legend_fits(panel, width = 6.5, height = 3.2)
 save_figure(rbind(ggplotGrob(panel_a), ggplotGrob(panel_b), size = "max"), io$output, width = 6.5, height = 6.4,
             title = "Thesis Figure 4.14")

@@ -69,7 +69,11 @@ rule run_ace_experiments:
         points=lambda w: ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, w.device),
         profile=ACE_PROFILE,
         declaration=lambda w: steps.devices.declaration(w.device),
-    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
+    threads: measurement_threads
+    resources:
+        machine_share=alone_unless_emulated,
+        **devices_held(ACE_WAL_DEVICE),
     log:
         "results/logs/run_ace_experiments/{device}.log",
     benchmark:

@@ -87,7 +87,11 @@ rule run_cave_experiments:
         timeline="results/cave/devices/{device}/timeline.csv",
     params:
         points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device),
-    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
+    threads: measurement_threads
+    resources:
+        machine_share=alone_unless_emulated,
+        **devices_held(),
     log:
         "results/logs/run_cave_experiments/{device}.log",
     benchmark:

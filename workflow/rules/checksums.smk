@@ -20,6 +20,15 @@ DETERMINISTIC_OUTPUTS = sorted(
 )
 
 
+rule deterministic_outputs:
+    """Every deterministic output, each requested by name: Snakemake does not rebuild a missing
+    intermediate file whose consumers are up to date, so naming only the listing below would
+    leave an output deleted after a failed verify missing."""
+    localrule: True
+    input:
+        DETERMINISTIC_OUTPUTS,
+
+
 rule list_deterministic_outputs:
     """Build every deterministic output and list them, one path a line."""
     input:

@@ -17,5 +17,7 @@ rule check_claims:
         "results/logs/check_claims.log",
     benchmark:
         "results/benchmarks/check_claims.tsv"
+    params:
+        profile=PROFILE,
     run:
-        steps.check_claims(input.data, output.csv, output.markdown, output.html, log[0])
+        steps.check_claims(input.data, params.profile, output.csv, output.markdown, output.html, log[0])

@@ -51,6 +51,54 @@ def image(name):
     return [f"results/images/{name}.id"] if RUNTIME == "docker" else []
 
 
+# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
+# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
+# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
+# than one). Two such measurements, each on its own device, then run at once and each takes one
+# of the machine's two shares; every other job takes both, so no computation (a build, R, a
+# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
+# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
+# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
+SIDE_BY_SIDE = config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False))
+MACHINE_SHARES = 2
+# One measurement per device at a time: every device a measurement uses is a resource of one
+# (ACE's runs also write their WAL to configs/experiments/ace.yaml's wal_device, so two ACE
+# campaigns never run side by side).
+ACE_WAL_DEVICE = CONFIGS["experiments/ace.yaml"]["wal_device"]
+if SIDE_BY_SIDE:
+    workflow.register_resource("machine_share", MACHINE_SHARES)
+    for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE}):
+        workflow.register_resource(f"device_{name.replace('-', '_')}", 1)
+
+
+def devices_held(*also):
+    """The device resources of a measurement: its own device (wildcard `device`) and `also`."""
+    if not SIDE_BY_SIDE:
+        return {}
+    return {f"device_{name.replace('-', '_')}": (lambda w, name=name: int(name in (w.device, *also)))
+            for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE})}
+
+
+def alone_unless_emulated(wildcards):
+    """A measurement's machine share: one of two on an emulated device side by side, else all."""
+    emulated = steps.devices.declaration(wildcards.device)["kind"] == "emulated"
+    return 1 if SIDE_BY_SIDE and emulated else MACHINE_SHARES
+
+
+def measurement_threads(wildcards):
+    """A measurement's threads: all cores when it runs alone (nothing then runs beside it), else one."""
+    return 1 if alone_unless_emulated(wildcards) < MACHINE_SHARES else workflow.cores
+
+
+def every_other_job_runs_alone():
+    """Called once all rules are defined. With measurements side by side, each rule that does not
+    declare its machine share takes the whole machine."""
+    if SIDE_BY_SIDE:
+        for each in workflow.rules:
+            if "machine_share" not in each.resources:
+                each.resources["machine_share"] = MACHINE_SHARES
+
+
 def emussd_binary_for(wildcards):
     """The emussd binary, as an input of experiments on emulated devices only."""
     return [EMUSSD_BINARY] if steps.devices.declaration(wildcards.device)["kind"] == "emulated" else []

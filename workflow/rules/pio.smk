@@ -31,7 +31,11 @@ rule characterize_device:
         declaration=lambda w: steps.devices.declaration(w.device),
         fio_point=PROFILE_CONFIG["fio_point"],
         characterize=PROFILE_CONFIG["characterize"],
-    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
+    threads: measurement_threads
+    resources:
+        machine_share=alone_unless_emulated,
+        **devices_held(),
     log:
         "results/logs/characterize_device/{device}.log",
     benchmark:

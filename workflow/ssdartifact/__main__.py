@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import checksums, config
+from . import checksums, config, devices
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -20,6 +20,13 @@ def _check_config(args: argparse.Namespace) -> int:
         print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
         return 2
     print(f"configs: all files valid (profile {args.profile})")
+    problems, notes = devices.check_emulation(config.load_profile(args.profile), progress=print)
+    for note in notes:
+        print(f"emulated {note}")
+    if problems:
+        print("Emulated device(s) this machine cannot emulate faithfully; nothing was run:\n" + "\n".join(problems),
+              file=sys.stderr)
+        return 2
     return 0
 
 

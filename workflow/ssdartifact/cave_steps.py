@@ -193,8 +193,7 @@ def _timeline(binary: Path, cave_config: dict, options: dict, point: dict, label
         samples = engine.read_timeline(sampled)
     finally:
         sampled.unlink(missing_ok=True)
-    fio = experiment.fio_randread(opened.io_dir, Path(options["graph"]).stat().st_size, point["io_threads"],
-                                  runtime_s=cave_config["fio_reference"]["seconds"])
+    fio = experiment.fio_randread(options["graph"], point["io_threads"], runtime_s=cave_config["fio_reference"]["seconds"])
     return [{**sample, **labels, "experiment": "timeline", "algorithm": point["algorithm"],
              "variant": point["variant"], "io_threads": point["io_threads"], "cache_fraction": point["cache_fraction"],
              "fio_read_mib_s": fio["read_mib_s"], "fio_cpu_pct": fio["cpu_pct"],

@@ -96,8 +96,10 @@ def item_tex(kind: str, item: dict, claims: list[dict]) -> str:
     # Figures carry their caption below, tables above, as in the thesis.
     parts = [body, caption] if kind == "Figure" else [caption, body]
     environment = kind.lower()
+    # [H] (float.sty): each item stays where it is in the thesis's order; a floating one that fills
+    # most of a page would be set alone on a float page, centred, with its upper half left empty.
     return "\n".join([
-        f"\\begin{{{environment}}}[htbp]", r"\centering", *parts,
+        f"\\begin{{{environment}}}[H]", r"\centering", *parts,
         f"\\provenance{{{_thesis_ref(kind, item)} {_provenance(item)}{_claims_for(label, claims)}}}",
         f"\\end{{{environment}}}", ""])
 
@@ -144,11 +146,16 @@ def claims_tex(claims: list[dict]) -> str:
     counts = {s: sum(c["status"] == s for c in claims) for s in ("pass", "fail", "not run")}
     rows = []
     for c in claims:
+        why = ""
+        if c["status"] == "fail":
+            why = (f" \\newline \\textit{{Known at this scale:}} {escape(c['known_reason'])}" if c["known_reason"]
+                   else " \\newline \\textbf{Unexpected:} configs/claims.yaml does not list this failure")
         rows.append(f"{escape(c['item'])} & \\claimstatus{{{c['status']}}} & "
                     f"``{escape(c['quote'])}'' (T{c['thesis_line']}) \\newline "
-                    f"\\textit{{{escape(c['id'])}}}: {escape(c['measured'])}; {escape(c['detail'])} \\\\")
-    return (f"\\claimsummary{{{counts['pass']}}}{{{counts['fail']}}}{{{counts['not run']}}}{{{len(claims)}}}\n"
-            "\\claimstable{\n" + "\n".join(rows) + "\n}\n")
+                    f"\\textit{{{escape(c['id'])}}}: {escape(c['measured'])}; {escape(c['detail'])}{why} \\\\")
+    known = sum(c["status"] == "fail" and bool(c["known_reason"]) for c in claims)
+    return (f"\\claimsummary{{{counts['pass']}}}{{{counts['fail']}}}{{{counts['not run']}}}{{{len(claims)}}}"
+            f"{{{known}}}\n\\claimstable{{\n" + "\n".join(rows) + "\n}\n")
 
 
 def read_claims(path: Path) -> list[dict]:

@@ -133,9 +133,9 @@ def typeset_table(script: str, data: list[str], tex: str, log: str) -> None:
 
 
 @in_image("report")
-def check_claims(data: list[str], csv: str, markdown: str, html: str, log: str) -> None:
+def check_claims(data: list[str], profile: str, csv: str, markdown: str, html: str, log: str) -> None:
     """Check every claim on the CSVs this profile produced (`data`); the others are 'not run'."""
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data))
+    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data), profile=profile)
     claims.write_report(rows, Path(csv), Path(markdown), Path(html))
     Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
 
@@ -357,6 +357,7 @@ DECLARED_COLUMNS = {
 @in_image("emussd", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
 def emussd_saturation(binary: str, csv: str, device_stats: str, raw: str, fio_point: dict, log: str) -> None:
     """fio thread sweep on emussd's benchmark device; each row also carries the declared model."""
+    from pio.bench import TIME_COLUMNS  # noqa: PLC0415
     from pio.fio import TIDY_COLUMNS, FioPoint  # noqa: PLC0415
     from pio.sweep import prepare_sparse_files, run_sweep  # noqa: PLC0415
 
@@ -370,9 +371,10 @@ def emussd_saturation(binary: str, csv: str, device_stats: str, raw: str, fio_po
     needed = max(p.threads for p in points) * experiment["file_size"]
     with open(log, "w", encoding="utf-8") as progress, \
             devices.opened(device["name"], needed, emussd_binary=Path(binary),
-                           stats_out=Path(device_stats)) as opened:
+                           stats_out=Path(device_stats), saturating=True) as opened:
         prepare_sparse_files(points, opened.prepare_dir)
         rows = run_sweep(points, opened.io_dir, Path(raw), opened.name, progress)
+    rows = devices.to_declared_time(rows, opened.time_dilation, *TIME_COLUMNS["sweeps"])
     pages = math.ceil(experiment["block_size"] / model["page_size"])
     for row in rows:
         write = row["op"] == "write"
@@ -380,13 +382,13 @@ def emussd_saturation(binary: str, csv: str, device_stats: str, raw: str, fio_po
         row.update(declared_read_latency_us=model["read_latency_us"], declared_alpha=model["alpha"],
                    declared_k=model["k_w"] if write else model["k_r"])
         row["declared_iops"] = row["declared_k"] * 1e6 / service_us
-    columns = {**TIDY_COLUMNS, **DECLARED_COLUMNS}
+    columns = {**TIDY_COLUMNS, **DECLARED_COLUMNS, **devices.TIME_DILATION_COLUMN}
     write_csv(csv, columns, rows)
     raw_files = sorted(Path(raw).glob("*.json"))
     provenance.write_sidecar(csv, produced_by="ssdartifact.steps.emussd_saturation", inputs=raw_files,
                              configs={f"configs/{c}": config.config_hash(c)
                                       for c in ("experiments/emussd.yaml", "devices.yaml")},
-                             device=device, started=started, columns=columns,
+                             device=opened.provenance(), started=started, columns=columns,
                              tools={"fio": subprocess.run(["fio", "--version"], capture_output=True,
                                                           text=True).stdout.strip()})
 
@@ -420,7 +422,7 @@ def characterize_device(name: str, binary: list[str], raw: str, fio_point: dict,
     needed = bench.needed_bytes(experiment, max_threads)
     with open(log, "w", encoding="utf-8") as progress, \
             devices.opened(name, needed, emussd_binary=Path(binary[0]) if binary else None,
-                           stats_out=Path(out_dir) / "device_stats.json") as opened:
+                           stats_out=Path(out_dir) / "device_stats.json", saturating=True) as opened:
         target = (fio.Target(block_device=opened.block_path) if opened.block_path
                   else fio.Target(directory=opened.io_dir))
         emulated = device["kind"] == "emulated"
@@ -439,11 +441,14 @@ def characterize_device(name: str, binary: list[str], raw: str, fio_point: dict,
     raw_files = sorted(Path(raw).glob("*.json"))
     for table, path in characterization_outputs(out_dir).items():
         columns, rows = tables[table]
+        rows = devices.to_declared_time(rows, opened.time_dilation, *bench.TIME_COLUMNS[table])
+        columns = {**columns, **devices.TIME_DILATION_COLUMN}
         write_csv(path, columns, rows)
         provenance.write_sidecar(path, produced_by="ssdartifact.steps.characterize_device", inputs=raw_files,
                                  configs={f"configs/{c}": config.config_hash(c)
                                           for c in ("experiments/pio.yaml", "devices.yaml")},
-                                 device=device, started=started, columns=columns, tools={"fio": fio.version()})
+                                 device=opened.provenance(), started=started, columns=columns,
+                                 tools={"fio": fio.version()})
 
 
 def gather_characterization(per_device: list[str], out_dir: str, log: str) -> None:

@@ -47,6 +47,9 @@ FLAVORS = {
 # Built and installed beside the server: the ACE counters, amcheck for the crash test, and
 # pg_buffercache for the dirty pages in the pool at the start and end of a measured run.
 CONTRIB = ["pg_ace", "amcheck", "pg_buffercache"]
+# Built in the source tree, for the tests against a running server: pg_regress and regress.so
+# (the regression suite), pg_isolation_regress and isolationtester (the isolation suite).
+TEST_PROGRAMS = ["src/test/regress", "src/test/isolation"]
 BUILD_TOOLS = ("make", "gcc", "bison", "flex", "patch", "perl")
 
 
@@ -91,7 +94,8 @@ def build_key(flavor: str) -> str:
         digest.update(patch.name.encode() + b"\0" + patch.read_bytes())
     # a build in a container image is that image's (its tag is a hash of its packages)
     runtime = os.environ.get(RUNTIME_ENV, "native").split("@")[0]
-    digest.update(json.dumps([COMMON_CONFIGURE, FLAVORS[flavor], CONTRIB, _compiler(), runtime]).encode())
+    digest.update(json.dumps([COMMON_CONFIGURE, FLAVORS[flavor], CONTRIB, TEST_PROGRAMS, _compiler(),
+                              runtime]).encode())
     return digest.hexdigest()[:12]
 
 
@@ -201,8 +205,8 @@ def build(flavor: str = "release", jobs: int | None = None, progress=None) -> Pa
             _run(["make", "-s", "install"], source, log)
             for module in CONTRIB:
                 _run(["make", "-s", "-C", f"contrib/{module}", "install"], source, log)
-            # pg_regress and regress.so, for the regression suite against a running server
-            _run(["make", f"-j{jobs}", "-s", "-C", "src/test/regress", "all"], source, log)
+            for programs in TEST_PROGRAMS:
+                _run(["make", f"-j{jobs}", "-s", "-C", programs, "all"], source, log)
         record = {"flavor": flavor, "key": build_key(flavor), "version": lock["version"],
                   "source_sha256": lock["orig"]["sha256"],
                   "patches": {p.name: _sha256(p) for p in patch_series()},

@@ -17,6 +17,7 @@ work for the others; `calibrate` finds the transaction count that takes a given 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
 import re
@@ -48,7 +49,8 @@ DRIVER_SOURCES = sorted([Path(__file__).resolve(), _ACE_DIR / "ace" / "synthetic
                          *(_ACE_DIR / "workloads" / "tpcc").rglob("*.sql")])
 
 COUNTERS = ("hits", "misses", "evictions", "dirty_victims", "writes_backend", "writes_bgwriter",
-            "writes_checkpointer", "ace_batches", "ace_batch_pages", "prefetch_issued", "prefetch_used")
+            "writes_checkpointer", "ace_batches", "ace_batch_pages", "prefetch_issued", "prefetch_used",
+            "ace_pins_refused")
 
 
 class ExperimentError(RuntimeError):
@@ -135,6 +137,16 @@ def ensure_template(install: Path, database: Database, templates_dir: Path,
     record = target / "template.json"
     if record.exists():
         return target
+    Path(templates_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(templates_dir) / f"{database.key()}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two campaigns may need it at once: one loads, the other waits
+        if not record.exists():
+            _load_template(install, database, target, progress)
+    return target
+
+
+def _load_template(install: Path, database: Database, target: Path, progress: Callable[[str], None]) -> None:
+    record = target / "template.json"
     shutil.rmtree(target, ignore_errors=True)  # a load that did not finish left no record
     target.mkdir(parents=True)
     target.chmod(0o755)
@@ -155,7 +167,6 @@ def ensure_template(install: Path, database: Database, templates_dir: Path,
     facts = {**dataclasses.asdict(database), "bytes": size_bytes, "pages": size_bytes // PAGE_BYTES,
              "load_seconds": round(time.monotonic() - started, 1)}
     record.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
-    return target
 
 
 def template_facts(template: Path) -> dict:
@@ -253,6 +264,7 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
         pg.configure({**pg.connection_settings(), **settings, **run.server_settings(pages)})
         pg.start()
         try:
+            check_batch_sizes(pg, run)
             arguments = run.workload_arguments(scripts)
             pg.sql("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
             if run.warmup_transactions:
@@ -281,6 +293,21 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
            "dirty_pages_before": start["dirty_pages"], "dirty_pages_after": end["dirty_pages"]}
     row["logical_writes"] = row["writes_backend"] + row["writes_bgwriter"] + row["writes_checkpointer"]
     return row
+
+
+def check_batch_sizes(pg: Server, run: Run) -> None:
+    """Refuse a run whose server batches fewer pages than its n_w or n_e: the server bounds
+    both by the pool (at most 1 + shared_buffers / 8 pages; systems/ace/README.md), and such a
+    run would not be the one its parameters name."""
+    ace = VARIANTS[run.variant]
+    expected = {"ace_n_w_effective": run.n_w if ace["ace"] else 1,
+                "ace_n_e_effective": run.n_e if ace.get("ace_prefetch", "off") != "off" else 1}
+    got = {name: int(pg.sql(f"SHOW {name}")) for name in expected}
+    if got != expected:
+        raise ExperimentError(
+            f"the server runs {got} for n_w = {run.n_w}, n_e = {run.n_e}: a pool of {pg.sql('SHOW shared_buffers')} "
+            "allows batches of at most 1 + shared_buffers / 8 pages. Give this figure a larger pool_fraction "
+            "(configs/experiments/ace.yaml or the profile) or a larger database, or a smaller n_w / n_e")
 
 
 def pool_state(pg: Server) -> dict[str, int]:

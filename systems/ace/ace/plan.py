@@ -89,8 +89,15 @@ def ace_devices(profile_ace: dict) -> list[str]:
     return devices
 
 
+# The server's largest batch (CONCURRENT_IO_MAX_BATCH in patches/0001-concurrent-io.patch): a
+# device measured with a larger k_w (the full profile sweeps up to 256 threads) runs at it.
+MAX_BATCH = 64
+
+
 def resolve(point: dict, k_w: int) -> dict:
-    return {**point, **{k: k_w if point[k] == DEVICE else point[k] for k in ("n_w", "n_e")}}
+    """The point with n_w and n_e "device" replaced by the device's k_w, at most MAX_BATCH (the
+    runs CSV records the n_w and n_e that ran, beside device_k_w)."""
+    return {**point, **{k: min(k_w, MAX_BATCH) if point[k] == DEVICE else point[k] for k in ("n_w", "n_e")}}
 
 
 def runs(points: list[dict], profile_ace: dict, fillfactor: int, k_w: int) -> list[Run]:

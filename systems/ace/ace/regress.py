@@ -1,4 +1,5 @@
-"""PostgreSQL's regression suite (and pg_ace's) against a running patched server.
+"""PostgreSQL's regression suite, its isolation suite and pg_ace's test against a running
+patched server.
 
     from ace.regress import run_core_suite
     run_core_suite(server, out_dir)     # raises RegressionFailed with the diffs
@@ -23,9 +24,9 @@ class RegressionFailed(AssertionError):
     pass
 
 
-def _pg_regress(server: Server, out_dir: Path, args: list[str]) -> str:
+def _pg_regress(server: Server, out_dir: Path, args: list[str], program: str = "src/test/regress/pg_regress") -> str:
     source = source_tree(server.install)
-    command = [str(source / "src/test/regress/pg_regress"), f"--bindir={server.bin}", f"--outputdir={out_dir}",
+    command = [str(source / program), f"--bindir={server.bin}", f"--outputdir={out_dir}",
                f"--host={server.root}", f"--port={PORT}", f"--user={SUPERUSER}", *args]
     result = subprocess.run(as_server_user(command), env=server.env(), capture_output=True, text=True)
     output = result.stdout + result.stderr
@@ -45,6 +46,16 @@ def run_core_suite(server: Server, out_dir: Path, max_concurrent: int = 20) -> s
     return _pg_regress(server, _fresh(out_dir), [
         f"--inputdir={regress}", f"--dlpath={regress}", f"--schedule={regress}/parallel_schedule",
         f"--max-concurrent-tests={max_concurrent}"])
+
+
+def run_isolation_suite(server: Server, out_dir: Path) -> str:
+    """PostgreSQL's isolation suite (`make installcheck` in src/test/isolation): 115 specs of
+    concurrent sessions, run one at a time as PostgreSQL's schedule says (the specs share
+    object names, so they cannot run side by side). Returns pg_isolation_regress's output."""
+    isolation = source_tree(server.install) / "src/test/isolation"
+    return _pg_regress(server, _fresh(out_dir), [f"--inputdir={isolation}",
+                                                 f"--schedule={isolation}/isolation_schedule"],
+                       program="src/test/isolation/pg_isolation_regress")
 
 
 def run_pg_ace_suite(server: Server, out_dir: Path) -> str:

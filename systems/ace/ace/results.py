@@ -59,6 +59,8 @@ RUN_COLUMNS = {
     "ace_batch_pages": "pages written in ACE batches",
     "prefetch_issued": "pages ACE's Reader prefetched",
     "prefetch_used": "prefetched pages requested while still in the pool",
+    "ace_pins_refused": "pages left out of ACE's batches and prefetches because the server-wide budget of ACE's pins "
+                        "(shared_buffers / 8) was in use; 0: the budget never limited a batch or a prefetch",
     "device_written_pages": "pages the device wrote during the measured run (see device_writes_source); NA if not measured",
     "device_writes_source": "emussd counters, SMART (a block device's smartctl), or not measured",
 }

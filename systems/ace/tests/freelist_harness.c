@@ -142,6 +142,18 @@ s_lock(volatile slock_t *lock, const char *file, int line, const char *func)
 	return 0;
 }
 
+/* ACE never took pins here: every wait for them would end at once */
+TimestampTz
+GetCurrentTimestamp(void)
+{
+	return PG_INT64_MAX;
+}
+
+void
+pg_usleep(long microsec)
+{
+}
+
 /* ---- the harness ---- */
 static char **names;
 
@@ -237,7 +249,7 @@ main(int argc, char **argv)
 		BufferList->cold[i] = cold[i];
 	}
 
-	victim = StrategyGetBuffer(NULL, &state);
+	victim = StrategyGetBuffer(NULL, &state, false);
 	UnlockBufHdr(victim, state);
 	printf("victim %s\n", names[victim->buf_id]);
 

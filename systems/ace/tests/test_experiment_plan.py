@@ -32,6 +32,33 @@ def test_a_report_without_its_numbers_is_an_error():
                                  "number of failed transactions: 0 (0.000%)\nlatency average = 1 ms\n")
 
 
+class _ServerShowing:
+    """A server that answers SHOW with the given settings."""
+
+    def __init__(self, **settings):
+        self.settings = settings
+
+    def sql(self, query: str) -> str:
+        return str(self.settings[query.removeprefix("SHOW ")])
+
+
+@pytest.mark.parametrize("variant,n_w_effective,n_e_effective,refused", [
+    ("ace_pf", 8, 8, False), ("ace", 8, 1, False), ("baseline", 1, 1, False),
+    ("ace_pf", 8, 3, True),  # the pool allows fewer pages at once than n_e
+    ("ace", 3, 1, True), ("ace", 8, 8, True),  # a server prefetching in a run without prefetching
+])
+def test_a_run_whose_server_batches_less_than_its_n_w_is_refused(variant, n_w_effective, n_e_effective, refused):
+    run = experiment.Run(database=experiment.Database("synthetic", 1), workload="MS", policy="lru", variant=variant,
+                         n_w=8, n_e=8, pool_fraction=0.001, clients=1, transactions=1, warmup_transactions=0,
+                         seed=1, repetition=0, read_pct=50, hot_ops_pct=90, hot_pages_pct=10)
+    server = _ServerShowing(ace_n_w_effective=n_w_effective, ace_n_e_effective=n_e_effective, shared_buffers="128kB")
+    if refused:
+        with pytest.raises(experiment.ExperimentError, match="at most 1 \\+ shared_buffers / 8 pages.*larger pool_fraction"):
+            experiment.check_batch_sizes(server, run)
+    else:
+        experiment.check_batch_sizes(server, run)
+
+
 @pytest.fixture(scope="module")
 def ace_config():
     return config.load("experiments/ace.yaml")
@@ -63,6 +90,15 @@ def test_device_concurrency_and_repetitions(ace_config):
     assert sorted({r.n_w for r in ace_runs}) == [2, 8] and {r.n_e for r in runs} == {5}
     assert {r.n_w for r in runs if r.variant == "baseline"} == {5}
     assert {r.repetition for r in runs} == {0, 1} and len({r.key() for r in runs}) == len(runs)
+
+
+def test_a_device_measured_beyond_the_server_s_largest_batch_runs_at_it(ace_config):
+    """The full profile characterizes up to 256 threads; ace_n_w above 64 would stop the server."""
+    runs = plan.runs(plan.device_points(ace_config, {**PROFILE, "figures": {"fig_4_8": {"devices": ["d"]}}}, "d"),
+                     PROFILE, 90, k_w=200)
+    assert {r.n_w for r in runs} == {r.n_e for r in runs} == {plan.MAX_BATCH}
+    patch = (Path(plan.__file__).parents[1] / "patches" / "0001-concurrent-io.patch").read_text()
+    assert f"#define CONCURRENT_IO_MAX_BATCH {plan.MAX_BATCH}\n" in patch
 
 
 def test_sweep_points_are_named_by_their_mix(ace_config):

@@ -10,12 +10,18 @@ the in-memory reference (scipy).
 fio: 4 KiB random reads, O_DIRECT, iodepth 1, `--numjobs N` psync jobs on one file of the
 graph's size in the same directory. CAVE: `cave run --algorithm bfs` with N I/O threads;
 its bandwidth is bytes_read / runtime_s (the whole run, level barriers included).
+
+`--binary LABEL=PATH` (repeatable) compares builds of cave side by side, e.g. before and
+after a change: at each repetition and concurrency every binary runs once, one after the
+other (each first in turn), beside one fio run; the summary gives the median over the
+repetitions per binary.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +29,7 @@ from pathlib import Path
 from cave import engine, experiment, reference
 
 COLUMNS = [
-    "device", "dataset", "variant", "io_threads", "cache_fraction", "repetition", "cave_runtime_s", "cave_block_reads",
+    "device", "dataset", "binary", "variant", "io_threads", "cache_fraction", "repetition", "cave_runtime_s", "cave_block_reads",
     "cave_mib_s", "fio_mib_s", "bandwidth_ratio_pct", "cave_cpu_util_pct", "fio_cpu_util_pct", "lock_wait_pct",
     "reference_runtime_s", "reference_over_cave",
 ]  # fmt: skip
@@ -50,6 +56,8 @@ def main(argv=None) -> int:
     ap.add_argument("--emussd-k-r", type=int, default=8)
     ap.add_argument("--device", help="label for the rows (default: the directory, or emussd(...))")
     ap.add_argument("--out", type=Path, help="CSV output (default DIR/cave-bandwidth.csv)")
+    ap.add_argument("--binary", action="append", metavar="LABEL=PATH",
+                    help="a cave binary to measure (repeatable; default: this tree's, built, labelled 'built')")
     args = ap.parse_args(argv)
     try:
         threads = [int(x) for x in args.io_threads.split(",")]
@@ -57,8 +65,15 @@ def main(argv=None) -> int:
         ap.error(f"--io-threads needs comma-separated integers, got {args.io_threads!r}")
     if shutil.which("fio") is None:
         ap.error("fio not found: apt-get install fio")
+    binaries = {}
+    for item in args.binary or []:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not Path(path).is_file():
+            ap.error(f"--binary needs LABEL=PATH of an existing file, got {item!r}")
+        binaries[label] = Path(path)
 
     binary = engine.build()
+    binaries = binaries or {"built": binary}
     spec = {"name": f"{args.model}-bench", "generator": args.model, "seed": args.seed}
     spec.update({"rmat": {"scale": args.scale, "edge_factor": args.edge_factor},
                  "ba": {"vertices": args.vertices, "m": args.m},
@@ -78,31 +93,45 @@ def main(argv=None) -> int:
         on_device = experiment.place_on_device(graph, directory)
         for rep in range(args.repetitions):
             for n in threads:
-                row = engine.run(binary, graph=on_device, algorithm="bfs", variant=args.variant, io_threads=n,
-                                 cache_fraction=args.cache_fraction)
-                fio = experiment.fio_randread(directory, on_device.stat().st_size, n, args.fio_runtime)
-                rows.append({
-                    "device": device, "dataset": spec["name"], "variant": args.variant, "io_threads": n,
-                    "cache_fraction": args.cache_fraction, "repetition": rep, "cave_runtime_s": row["runtime_s"],
-                    "cave_block_reads": row["block_reads"], "cave_mib_s": row["read_mib_s"], "fio_mib_s": fio["read_mib_s"],
-                    "bandwidth_ratio_pct": 100 * row["read_mib_s"] / fio["read_mib_s"],
-                    "cave_cpu_util_pct": row["cpu_util_pct"], "fio_cpu_util_pct": fio["cpu_pct"],
-                    "lock_wait_pct": row["lock_wait_pct"], "reference_runtime_s": ref["runtime_s"],
-                    "reference_over_cave": ref["runtime_s"] / row["runtime_s"],
-                })  # fmt: skip
-                assert row["reached"] == ref["reached"], "CAVE and the reference disagree"
+                labels = list(binaries)
+                labels = labels[rep % len(labels):] + labels[: rep % len(labels)]  # each goes first in turn
+                runs = {label: engine.run(binaries[label], graph=on_device, algorithm="bfs", variant=args.variant,
+                                          io_threads=n, cache_fraction=args.cache_fraction) for label in labels}
+                fio = experiment.fio_randread(on_device, n, args.fio_runtime)
+                for label, row in runs.items():
+                    rows.append({
+                        "device": device, "dataset": spec["name"], "binary": label, "variant": args.variant,
+                        "io_threads": n, "cache_fraction": args.cache_fraction, "repetition": rep,
+                        "cave_runtime_s": row["runtime_s"], "cave_block_reads": row["block_reads"],
+                        "cave_mib_s": row["read_mib_s"], "fio_mib_s": fio["read_mib_s"],
+                        "bandwidth_ratio_pct": 100 * row["read_mib_s"] / fio["read_mib_s"],
+                        "cave_cpu_util_pct": row["cpu_util_pct"], "fio_cpu_util_pct": fio["cpu_pct"],
+                        "lock_wait_pct": row["lock_wait_pct"], "reference_runtime_s": ref["runtime_s"],
+                        "reference_over_cave": ref["runtime_s"] / row["runtime_s"],
+                    })  # fmt: skip
+                    assert row["reached"] == ref["reached"], f"CAVE ({label}) and the reference disagree"
         if args.emussd_latency_us is not None:
             on_device.unlink()
     out = args.out or args.dir / "cave-bandwidth.csv"
     if args.emussd_latency_us is not None and args.out is None:
         out = args.dir / "cave-bandwidth-emussd.csv"
     experiment.write_csv(rows, COLUMNS, out)
-    print(f"{'threads':>7} {'cave s':>8} {'reads':>8} {'cave MiB/s':>10} {'fio MiB/s':>9} {'ratio':>6} {'cpu %':>6} "
-          f"{'fio cpu %':>9} {'lock %':>6} {'ref s':>7}")
+    print(f"{'binary':>8} {'threads':>7} {'cave s':>8} {'reads':>8} {'cave MiB/s':>10} {'fio MiB/s':>9} {'ratio':>6} "
+          f"{'cpu %':>6} {'fio cpu %':>9} {'lock %':>6} {'ref s':>7}")
     for r in rows:
-        print(f"{r['io_threads']:>7} {r['cave_runtime_s']:>8.3f} {r['cave_block_reads']:>8} {r['cave_mib_s']:>10.1f} "
-              f"{r['fio_mib_s']:>9.1f} {r['bandwidth_ratio_pct']:>5.0f}% {r['cave_cpu_util_pct']:>6.1f} "
-              f"{r['fio_cpu_util_pct']:>9.1f} {r['lock_wait_pct']:>6.2f} {r['reference_runtime_s']:>7.3f}")
+        print(f"{r['binary']:>8} {r['io_threads']:>7} {r['cave_runtime_s']:>8.3f} {r['cave_block_reads']:>8} "
+              f"{r['cave_mib_s']:>10.1f} {r['fio_mib_s']:>9.1f} {r['bandwidth_ratio_pct']:>5.0f}% "
+              f"{r['cave_cpu_util_pct']:>6.1f} {r['fio_cpu_util_pct']:>9.1f} {r['lock_wait_pct']:>6.2f} "
+              f"{r['reference_runtime_s']:>7.3f}")
+    print(f"median over {args.repetitions} repetition(s):")
+    print(f"{'binary':>8} {'threads':>7} {'cave s':>8} {'cave MiB/s':>10} {'fio MiB/s':>9} {'cpu %':>6}")
+    for n in threads:
+        for label in binaries:
+            mine = [r for r in rows if r["binary"] == label and r["io_threads"] == n]
+            med = {k: statistics.median(r[k] for r in mine) for k in ("cave_runtime_s", "cave_mib_s", "fio_mib_s",
+                                                                     "cave_cpu_util_pct")}
+            print(f"{label:>8} {n:>7} {med['cave_runtime_s']:>8.3f} {med['cave_mib_s']:>10.1f} {med['fio_mib_s']:>9.1f} "
+                  f"{med['cave_cpu_util_pct']:>6.1f}")
     print(f"written: {out}")
     return 0
 

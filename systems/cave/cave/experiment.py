@@ -213,29 +213,32 @@ def cache_sweep(p: dict, binary: Path | None = None) -> list[dict]:
     return rows
 
 
-def fio_randread(directory: Path | str, size_bytes: int, jobs: int, runtime_s: float = 5.0,
-                 ioengine: str = "psync") -> dict:
-    """fio's 4 KiB O_DIRECT random reads with `jobs` jobs at iodepth 1 on one file of `size_bytes`
-    in `directory`: `read_mib_s`, the device's bandwidth at that concurrency, and `cpu_pct`, fio's
-    CPU time over its jobs / its runtime / online cores x 100 (as CAVE's cpu_pct): what the reads
-    alone cost the CPU on this machine, with no graph work."""
+def fio_randread(path: Path | str, jobs: int, runtime_s: float = 5.0, ioengine: str = "psync") -> dict:
+    """fio's 4 KiB O_DIRECT random reads with `jobs` jobs at iodepth 1 over the file `path`, which
+    is on the device already (the graph's block file: the same file, on the same device, that the
+    engine reads), opened read-only: `read_mib_s`, the device's bandwidth at that concurrency, and
+    `cpu_pct`, fio's CPU time over its jobs / its runtime / online cores x 100 (as CAVE's cpu_pct):
+    what the reads alone cost the CPU on this machine, with no graph work. Reading an existing file
+    spares fio its layout: writing a file through an emulated SSD one page at a time at the declared
+    write latency took longer than the whole experiment it served (230 s for a 30 MiB graph)."""
     if shutil.which("fio") is None:
         raise ExperimentError("fio not found: apt-get install fio")
-    directory = Path(directory)
-    size = max(1 << 20, size_bytes // 4096 * 4096)
-    with tempfile.TemporaryDirectory(dir=directory, prefix="cave-fio-") as tmp:
-        # One report per job (no group_reporting): each job's usr_cpu and sys_cpu are its own
-        # thread's share of one CPU over its runtime, so their sum is the cores fio used.
-        cmd = ["fio", "--name=randread", f"--directory={tmp}", "--filename=fio.dat", f"--size={size}", "--bs=4k",
-               "--rw=randread", "--direct=1", f"--ioengine={ioengine}", "--iodepth=1", f"--numjobs={jobs}",
-               "--thread", "--time_based", f"--runtime={runtime_s}", "--ramp_time=1", "--output-format=json"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ExperimentError(f"fio failed: {proc.stderr.strip()[-2000:]}")
-        reports = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"]
-        cores_used = sum(job["usr_cpu"] + job["sys_cpu"] for job in reports) / 100.0
-        return {"read_mib_s": sum(job["read"]["bw_bytes"] for job in reports) / 1048576.0,
-                "cpu_pct": 100.0 * cores_used / (os.cpu_count() or 1)}
+    path = Path(path)
+    size = path.stat().st_size // 4096 * 4096
+    if size == 0:
+        raise ExperimentError(f"{path}: {path.stat().st_size} bytes, fewer than one 4 KiB block for fio to read")
+    # One report per job (no group_reporting): each job's usr_cpu and sys_cpu are its own
+    # thread's share of one CPU over its runtime, so their sum is the cores fio used.
+    cmd = ["fio", "--name=randread", f"--filename={path}", "--readonly", f"--size={size}", "--bs=4k",
+           "--rw=randread", "--direct=1", f"--ioengine={ioengine}", "--iodepth=1", f"--numjobs={jobs}",
+           "--thread", "--time_based", f"--runtime={runtime_s}", "--ramp_time=1", "--output-format=json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ExperimentError(f"fio failed: {proc.stderr.strip()[-2000:]}")
+    reports = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"]
+    cores_used = sum(job["usr_cpu"] + job["sys_cpu"] for job in reports) / 100.0
+    return {"read_mib_s": sum(job["read"]["bw_bytes"] for job in reports) / 1048576.0,
+            "cpu_pct": 100.0 * cores_used / (os.cpu_count() or 1)}
 
 
 def timeline(p: dict, binary: Path | None = None) -> list[dict]:
@@ -255,7 +258,7 @@ def timeline(p: dict, binary: Path | None = None) -> list[dict]:
         samples = engine.read_timeline(out)
     max_bw = p.get("max_bandwidth_mib_s")
     if max_bw is None and p.get("measure_fio"):
-        max_bw = fio_randread(p["device_dir"], graph.stat().st_size, threads)["read_mib_s"]
+        max_bw = fio_randread(graph, threads)["read_mib_s"]
     rows = []
     for s in samples:
         rows.append({

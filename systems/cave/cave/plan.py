@@ -76,7 +76,7 @@ def _points_of(figure: str, grid: dict, experiment: dict, profile_cave: dict, da
         for variant in variants:
             for io_threads in threads:
                 for fraction in fractions:
-                    for repetition in range(profile_cave["repetitions"]):
+                    for repetition in range(grid.get("repetitions", profile_cave["repetitions"])):
                         points.append({**floor, 
                             "kind": "timeline" if kind == "timeline" else "run", "graph": name,
                             "spec": graph_spec(datasets, name, grid["graph_size"]), "algorithm": grid["algorithm"],

@@ -29,25 +29,56 @@ MAGIC = b"CAVEGRPH"
 
 
 def load_cave(path: Path | str) -> sp.csr_matrix:
-    """Parses a block file with numpy (independently of the engine; README "File format")."""
+    """Parses a block file with numpy (independently of the engine; README "File format"),
+    with the checks of README "Checks on read": ValueError for a file the engine refuses."""
     raw = np.fromfile(path, dtype=np.uint8)
     if raw.size < BLOCK or bytes(raw[16:24]) != MAGIC:
         raise ValueError(f"{path} is not a CAVE graph file")
     n, num_blocks, nvb, neb = (int(x) for x in raw[:16].view(np.int32))
-    if raw.size != num_blocks * BLOCK or num_blocks != 1 + nvb + neb:
+    version, flags = (int(x) for x in raw[24:32].view(np.uint32))
+    num_edges = int(raw[32:40].view(np.uint64)[0])
+    if version != 1 or flags & ~1:
+        raise ValueError(f"{path}: version {version}, flags {flags}")
+    if min(n, num_blocks, nvb, neb) < 0 or nvb != -(-n // 512) or neb > 1 << 22 or num_blocks != 1 + nvb + neb \
+            or raw.size != num_blocks * BLOCK:
         raise ValueError(f"{path}: inconsistent metadata")
     rec = raw[BLOCK : BLOCK * (1 + nvb)].view(np.uint32).reshape(-1, 2)[:n]
     degree = rec[:, 0].astype(np.int64)
     addr = rec[:, 1].astype(np.int64)
-    first = (addr >> 10) * EDGES_PER_BLOCK + (addr & 1023)
+    offset = addr & 1023
+    first = (addr >> 10) * EDGES_PER_BLOCK + offset
+    listed = degree > 0
+    if np.any(listed & (first + degree > neb * EDGES_PER_BLOCK)):
+        raise ValueError(f"{path}: a list ends past the edge region")
+    short = degree <= EDGES_PER_BLOCK
+    if np.any(listed & short & (offset + degree > EDGES_PER_BLOCK)) or np.any(~short & (offset != 0)):
+        raise ValueError(f"{path}: a list breaks the packing rules")
+    if int(degree.sum()) != num_edges:
+        raise ValueError(f"{path}: the degrees do not sum to num_edges")
+    # the lists of each edge block tile its first slots: covered slots == end of the last list
+    v = np.flatnonzero(listed)
+    first_block = first[v] // EDGES_PER_BLOCK
+    blocks = (first[v] + degree[v] - 1) // EDGES_PER_BLOCK - first_block + 1
+    owner = np.repeat(v, blocks)
+    block = np.repeat(first_block, blocks) + np.arange(int(blocks.sum())) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    base = block * EDGES_PER_BLOCK
+    lo = np.maximum(first[owner], base)
+    hi = np.minimum(first[owner] + degree[owner], base + EDGES_PER_BLOCK)
+    covered = np.bincount(block, weights=hi - lo, minlength=neb)
+    end = np.zeros(neb, dtype=np.int64)
+    np.maximum.at(end, block, hi - base)
+    if np.any(covered != end):
+        raise ValueError(f"{path}: lists overlap or leave a gap in an edge block")
     edges = raw[BLOCK * (1 + nvb) :].view(np.uint32)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
     # gather every list: position of the k-th neighbour of v is first[v] + k
     idx = np.repeat(first - indptr[:-1], degree) + np.arange(indptr[-1], dtype=np.int64)
-    indices = edges[idx].astype(np.int32)
-    data = np.ones(indices.size, dtype=np.float64)
-    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    ids = edges[idx]
+    if np.any(ids >= n):
+        raise ValueError(f"{path}: a neighbour id is not below the vertex count {n}")
+    data = np.ones(ids.size, dtype=np.float64)
+    return sp.csr_matrix((data, ids.astype(np.int32), indptr), shape=(n, n))
 
 
 def load_text(path: Path | str, format: str = "snap", undirected: bool = False, renumber: bool = False) -> sp.csr_matrix:

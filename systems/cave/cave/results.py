@@ -77,6 +77,8 @@ FIGURE_COLUMNS = {
     **{k: RUN_COLUMNS[k] for k in _POINT_KEYS},
     "repetitions": "runs averaged",
     **{k: f"mean over the repetitions of: {RUN_COLUMNS[k]}" for k in _MEANS},
+    "runtime_min_s": "the fastest repetition's runtime (the spread of runtime_s is runtime_min_s to runtime_max_s)",
+    "runtime_max_s": "the slowest repetition's runtime",
     "speedup_vs_first": "runtime at the line's first point (fewest concurrent I/Os, or smallest cache) / this runtime",
     "relative_to_best": "runtime / the line's smallest runtime",
 }
@@ -95,7 +97,8 @@ def summarize(rows, panels: dict[str, str]):
     keys = ["figure", *_POINT_KEYS]
     rows = rows.astype({"variant": "string"}).fillna({"variant": ""})
     means = rows.groupby(keys, dropna=False).agg(
-        repetitions=("runtime_s", "size"), **{m: (m, "mean") for m in _MEANS}).reset_index()
+        repetitions=("runtime_s", "size"), **{m: (m, "mean") for m in _MEANS},
+        runtime_min_s=("runtime_s", "min"), runtime_max_s=("runtime_s", "max")).reset_index()
     means = means.sort_values(["figure", "device", "graph", "system", "io_threads", "cache_fraction"],
                               ignore_index=True)
     line = means.groupby(_LINE, dropna=False)["runtime_s"]

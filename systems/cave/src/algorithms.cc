@@ -260,6 +260,7 @@ DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t thres
   visited[source].store(1);
   queue.push_back({source});
   std::exception_ptr error;
+  std::atomic<bool> failed{false};  // a read or check failed: every thread drops its stack
 
   auto worker = [&]() {
     for (;;) {
@@ -272,7 +273,7 @@ DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t thres
         queue.pop_front();
       }
       try {
-        while (!stack.empty()) {
+        while (!stack.empty() && !failed.load(std::memory_order_relaxed)) {
           const uint32_t v = stack.back();
           stack.pop_back();
           r.order[v] = rank.fetch_add(1, std::memory_order_relaxed);
@@ -299,6 +300,7 @@ DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t thres
       } catch (...) {
         std::lock_guard<std::mutex> lock(m);
         if (!error) error = std::current_exception();
+        failed.store(true);
       }
       std::lock_guard<std::mutex> lock(m);
       if (--live == 0) cv.notify_all();

@@ -9,8 +9,14 @@
 
 namespace cave {
 
-ClockCache::ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block, Counters& counters)
-    : slots_(slots == 0 ? 1 : slots), map_(num_edge_blocks, -1), device_(device), first_block_(first_block), counters_(counters) {
+ClockCache::ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block, Counters& counters,
+                       Check check)
+    : slots_(slots == 0 ? 1 : slots),
+      map_(num_edge_blocks, -1),
+      device_(device),
+      first_block_(first_block),
+      counters_(counters),
+      check_(std::move(check)) {
   buffers_ = static_cast<char*>(aligned_block_alloc(size_t{slots_.size()} * kBlockSize));
 }
 
@@ -37,7 +43,12 @@ const uint32_t* ClockCache::pin(uint32_t b, uint32_t& slot_out) {
       slot.ref = 1;
       global_.unlock();
       slot.m.lock();
+      std::exception_ptr failed = slot.error;
       slot.m.unlock();
+      if (failed) {
+        unpin(static_cast<uint32_t>(s));
+        std::rethrow_exception(failed);
+      }
       counters_.hits.fetch_add(1, std::memory_order_relaxed);
       slot_out = static_cast<uint32_t>(s);
       return reinterpret_cast<const uint32_t*>(buffers_ + size_t{slot_out} * kBlockSize);
@@ -68,15 +79,18 @@ const uint32_t* ClockCache::pin(uint32_t b, uint32_t& slot_out) {
     slot.ref = 1;
     slot.pins.store(1, std::memory_order_relaxed);
     slot.m.lock();  // free: nobody holds an unpinned slot's mutex
+    slot.error = nullptr;
     global_.unlock();
     char* buf = buffers_ + size_t(victim) * kBlockSize;
     try {
       device_.read(first_block_ + b, buf);
-    } catch (const std::exception& e) {
-      // Waiters would see garbage; a read error on the graph file ends the run.
-      std::fprintf(stderr, "cave: error: %s\n", e.what());
-      std::fflush(stderr);
-      std::_Exit(1);
+      if (check_) check_(b, reinterpret_cast<const uint32_t*>(buf));
+    } catch (...) {
+      // The block stays mapped with its error, so waiters and later lookups fail the same way.
+      slot.error = std::current_exception();
+      slot.m.unlock();
+      unpin(static_cast<uint32_t>(victim));
+      throw;
     }
     slot.m.unlock();
     counters_.misses.fetch_add(1, std::memory_order_relaxed);

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -20,15 +22,22 @@ namespace cave {
 
 class ClockCache {
  public:
-  // `slots` cached edge blocks; edge block i is file block `first_block + i`.
-  ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block, Counters& counters);
+  // Checks a block just read from the device (throws when its content is invalid).
+  using Check = std::function<void(uint32_t block, const uint32_t* data)>;
+
+  // `slots` cached edge blocks; edge block i is file block `first_block + i`. Every block read
+  // from the device goes through `check` (if given) before any thread sees it.
+  ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block, Counters& counters,
+             Check check = nullptr);
   ~ClockCache();
   ClockCache(const ClockCache&) = delete;
   ClockCache& operator=(const ClockCache&) = delete;
 
   // Pins edge block `b` in the pool (reading it on a miss); the data stays valid until
   // unpin(slot). A thread may hold at most a few pins at a time; when every slot is pinned
-  // the caller waits for one to be released.
+  // the caller waits for one to be released. When the read or the check fails, pin throws
+  // (holding no pin), and so does every later pin of that block, also in threads that were
+  // waiting for the read: the error stops the run instead of handing out a bad block.
   const uint32_t* pin(uint32_t b, uint32_t& slot);
   void unpin(uint32_t slot);
 
@@ -40,6 +49,7 @@ class ClockCache {
     std::atomic<int32_t> pins{0};
     int64_t block = -1;           // global lock
     uint8_t ref = 0;              // global lock: clock reference bit
+    std::exception_ptr error;     // the failed read or check of `block`; written under m
   };
   void lock_global();
 
@@ -51,6 +61,7 @@ class ClockCache {
   Device& device_;
   uint64_t first_block_;
   Counters& counters_;
+  Check check_;
 };
 
 // RAII pin.

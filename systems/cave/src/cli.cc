@@ -245,6 +245,9 @@ class Timeline {
     last_cpu_ = cpu.user + cpu.sys;
     thread_ = std::thread([this] { loop(); });
   }
+  ~Timeline() {  // the algorithm failed: stop the sampler (a joinable std::thread would abort)
+    if (thread_.joinable()) stop();
+  }
   void stop() {
     {
       std::lock_guard<std::mutex> g(m_);
@@ -349,7 +352,12 @@ int cmd_run(const Args& a, std::ostream& out) {
   Graph g(path, engine, counters);
   const uint32_t n = g.n();
   const uint64_t source = a.integer("source", 0, 0, UINT32_MAX);
-  if (n > 0 && source >= n) throw UsageError("--source must be a vertex id in [0, " + std::to_string(n - 1) + "], got " + std::to_string(source));
+  // bfs and dfs start at a vertex, random walks at random vertices: none exists in an empty
+  // graph (wcc and pagerank are defined on it: no components, no scores).
+  if ((bfs_like || algo == "randomwalk") && n == 0)
+    throw UsageError("--algorithm " + algo + " needs a start vertex, but " + path + " has no vertices" +
+                     (a.has("source") ? " (--source " + std::to_string(source) + ")" : ""));
+  if (bfs_like && source >= n) throw UsageError("--source must be a vertex id in [0, " + std::to_string(n - 1) + "], got " + std::to_string(source));
   const uint64_t file_blocks = g.header().file_bytes / kBlockSize;
   uint64_t requested = cache_blocks_opt ? cache_blocks_opt
                        : cache_bytes_opt ? cache_bytes_opt / kBlockSize

@@ -10,11 +10,13 @@ Graph::Graph(const std::string& path, IoEngine engine, Counters& counters) : cou
   device_ = open_device(path, engine, counters);
   header_ = read_header(device_->fd(), path);
   vertices_ = read_vertices(device_->fd(), header_);
+  check_ = std::make_unique<EdgeCheck>(header_, vertices_);
 }
 
 uint32_t Graph::make_cache(uint32_t slots) {
   slots = std::max<uint32_t>(1, std::min(slots, std::max<uint32_t>(1, edge_blocks())));
-  cache_ = std::make_unique<ClockCache>(slots, edge_blocks(), *device_, header_.edge_region_block, counters_);
+  cache_ = std::make_unique<ClockCache>(slots, edge_blocks(), *device_, header_.edge_region_block, counters_,
+                                        [check = check_.get()](uint32_t b, const uint32_t* data) { (*check)(b, data); });
   return slots;
 }
 

@@ -23,9 +23,12 @@ namespace cave {
 
 class Graph {
  public:
-  // Opens the file with O_DIRECT, reads the metadata and the vertex array.
+  // Opens the file with O_DIRECT, reads and checks the metadata and the vertex array.
   Graph(const std::string& path, IoEngine engine, Counters& counters);
-  // Creates the cache pool (edge blocks only). Returns the number of slots used.
+  Graph(const Graph&) = delete;  // check_ refers to header_ and vertices_
+  Graph& operator=(const Graph&) = delete;
+  // Creates the cache pool (edge blocks only; each block read is checked by check_). Returns
+  // the number of slots used.
   uint32_t make_cache(uint32_t slots);
 
   uint32_t n() const { return static_cast<uint32_t>(vertices_.size()); }
@@ -76,6 +79,7 @@ class Graph {
  private:
   GraphHeader header_;
   std::vector<VertexRecord> vertices_;
+  std::unique_ptr<EdgeCheck> check_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<ClockCache> cache_;
   Counters& counters_;

@@ -203,8 +203,28 @@ int open_direct(const std::string& path) {
   return fd;
 }
 
+namespace {
+
+[[noreturn]] void corrupt(const std::string& path, const std::string& what) {
+  // "what" says where (file block, byte) and which value; the advice is the same for all.
+  throw RuntimeError("corrupt graph file " + path + ": " + what +
+                     "; convert the input again with `cave convert`");
+}
+
+std::string n2s(uint64_t v) { return std::to_string(v); }
+
+// Where vertex v's record lies in the file.
+std::string record_place(uint32_t v) {
+  const uint64_t vb = v / kVerticesPerBlock;
+  return "vertex block " + n2s(vb) + " (file block " + n2s(1 + vb) + ", byte " +
+         n2s((1 + vb) * kBlockSize + uint64_t{v % kVerticesPerBlock} * sizeof(VertexRecord)) + ")";
+}
+
+}  // namespace
+
 GraphHeader read_header(int fd, const std::string& path) {
   GraphHeader h;
+  h.path = path;
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw RuntimeError("cannot stat " + path + ": " + errno_text(errno));
   h.file_bytes = static_cast<uint64_t>(st.st_size);
@@ -215,13 +235,27 @@ GraphHeader read_header(int fd, const std::string& path) {
   if (std::memcmp(h.meta.magic, kMagic, sizeof kMagic) != 0)
     throw RuntimeError(path + " is not a CAVE graph file (bad magic); convert it with `cave convert`");
   if (h.meta.version != kFormatVersion)
-    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version));
+    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version) + " (this cave reads version " +
+                       std::to_string(kFormatVersion) + "); convert the input again with this `cave convert`");
   const auto& m = h.meta;
-  if (m.num_vertices < 0 || m.num_vertex_blocks < 0 || m.num_edge_blocks < 0 ||
-      static_cast<uint32_t>(m.num_vertex_blocks) != vertex_blocks_for(static_cast<uint32_t>(m.num_vertices)) ||
-      static_cast<int64_t>(m.num_blocks) != 1 + int64_t{m.num_vertex_blocks} + m.num_edge_blocks ||
-      h.file_bytes != uint64_t(m.num_blocks) * kBlockSize)
-    throw RuntimeError(path + ": inconsistent metadata (block counts do not match the file size " + std::to_string(h.file_bytes) + ")");
+  const std::string meta = "metadata block (file block 0): ";
+  if ((m.flags & ~kFlagSymmetric) != 0) corrupt(path, meta + "unknown flag bits " + n2s(m.flags) + " (only bit 0, symmetric, exists)");
+  if (m.num_vertices < 0 || m.num_blocks < 0 || m.num_vertex_blocks < 0 || m.num_edge_blocks < 0)
+    corrupt(path, meta + "a negative count (num_vertices " + std::to_string(m.num_vertices) + ", num_blocks " +
+                      std::to_string(m.num_blocks) + ", num_vertex_blocks " + std::to_string(m.num_vertex_blocks) +
+                      ", num_edge_blocks " + std::to_string(m.num_edge_blocks) + ")");
+  const uint32_t n = static_cast<uint32_t>(m.num_vertices);
+  if (static_cast<uint32_t>(m.num_vertex_blocks) != vertex_blocks_for(n))
+    corrupt(path, meta + "num_vertex_blocks " + n2s(uint64_t(m.num_vertex_blocks)) + " does not hold num_vertices " + n2s(n) +
+                      " (that needs " + n2s(vertex_blocks_for(n)) + ")");
+  if (uint64_t(m.num_edge_blocks) > kMaxEdgeBlocks)
+    corrupt(path, meta + "num_edge_blocks " + n2s(uint64_t(m.num_edge_blocks)) + " is more than the format can address (2^22)");
+  if (int64_t{m.num_blocks} != 1 + int64_t{m.num_vertex_blocks} + m.num_edge_blocks)
+    corrupt(path, meta + "num_blocks " + n2s(uint64_t(m.num_blocks)) + " is not 1 + num_vertex_blocks " +
+                      n2s(uint64_t(m.num_vertex_blocks)) + " + num_edge_blocks " + n2s(uint64_t(m.num_edge_blocks)));
+  if (h.file_bytes != uint64_t(m.num_blocks) * kBlockSize)
+    corrupt(path, meta + "it describes " + n2s(uint64_t(m.num_blocks)) + " blocks (" + n2s(uint64_t(m.num_blocks) * kBlockSize) +
+                      " bytes) but the file has " + n2s(h.file_bytes) + " bytes (truncated or extended)");
   h.edge_region_block = 1ull + static_cast<uint64_t>(m.num_vertex_blocks);
   return h;
 }
@@ -242,20 +276,88 @@ void read_region(int fd, void* dst, uint64_t first_block, uint64_t blocks, const
 std::vector<VertexRecord> read_vertices(int fd, const GraphHeader& h) {
   const uint64_t nvb = static_cast<uint64_t>(h.meta.num_vertex_blocks);
   std::vector<VertexRecord> all(nvb * kVerticesPerBlock);
-  read_region(fd, all.data(), 1, nvb, "vertex blocks");
+  read_region(fd, all.data(), 1, nvb, h.path + " (vertex blocks)");
   all.resize(static_cast<size_t>(h.meta.num_vertices));
-  const uint64_t limit = uint64_t(h.meta.num_edge_blocks) * kEdgesPerBlock;
-  for (size_t v = 0; v < all.size(); ++v) {
+  const uint64_t edge_blocks = static_cast<uint64_t>(h.meta.num_edge_blocks);
+  uint64_t degrees = 0;
+  for (uint32_t v = 0; v < all.size(); ++v) {
     const VertexRecord& r = all[v];
-    if (r.degree > 0 && r.first_edge() + r.degree > limit)
-      throw RuntimeError("corrupt graph file: the edge list of vertex " + std::to_string(v) + " ends past the edge region");
+    degrees += r.degree;
+    if (r.degree == 0) continue;
+    auto bad = [&](const std::string& why) {
+      corrupt(h.path, "the record of vertex " + n2s(v) + " in " + record_place(v) + " puts its " + n2s(r.degree) +
+                          " neighbours at edge block " + n2s(r.eb_idx()) + " offset " + n2s(r.eb_offset()) + why);
+    };
+    if (r.first_edge() + r.degree > edge_blocks * kEdgesPerBlock) bad(", past the end of the " + n2s(edge_blocks) + " edge blocks");
+    if (r.degree <= kEdgesPerBlock && r.eb_offset() + r.degree > kEdgesPerBlock)
+      bad(": a list of at most 1024 neighbours must lie inside one edge block");
+    if (r.degree > kEdgesPerBlock && r.eb_offset() != 0) bad(": a list of more than 1024 neighbours must start at offset 0");
   }
+  if (degrees != h.meta.num_edges)
+    corrupt(h.path, "the degrees in the vertex records sum to " + n2s(degrees) + " but the metadata block says num_edges = " +
+                        n2s(h.meta.num_edges));
   return all;
+}
+
+EdgeCheck::EdgeCheck(const GraphHeader& h, const std::vector<VertexRecord>& vertices)
+    : header_(h), vertices_(vertices), n_(static_cast<uint32_t>(vertices.size())), used_(uint64_t(h.meta.num_edge_blocks), 0) {
+  // The lists of an edge block tile its first slots (first-fit packing appends each list to a
+  // block): the slots they cover add up to the end of the last one, so no two lists overlap
+  // and no slot between them is left out. Then the slots checked on each read are exactly the
+  // slots the lists read.
+  std::vector<uint64_t> covered(used_.size(), 0);  // 64 bits: many bad records cannot wrap it
+  // Short lists lie inside one block (read_vertices checked it) and consecutive vertices
+  // mostly share a block: sum in registers while the block stays the same.
+  uint32_t block = 0, end = 0;
+  uint64_t sum = 0;
+  auto flush = [&] {
+    covered[block] += sum;
+    used_[block] = std::max(used_[block], static_cast<uint16_t>(end));
+  };
+  for (const VertexRecord& r : vertices) {
+    if (r.degree == 0) continue;
+    if (r.degree <= kEdgesPerBlock) {
+      if (r.eb_idx() != block) {
+        if (sum > 0) flush();
+        block = r.eb_idx(), end = 0, sum = 0;
+      }
+      sum += r.degree;
+      end = std::max(end, r.eb_offset() + r.degree);
+      continue;
+    }
+    const uint64_t g0 = r.first_edge(), g1 = g0 + r.degree;
+    for (uint64_t b = g0 / kEdgesPerBlock; b * kEdgesPerBlock < g1; ++b) {
+      const uint64_t base = b * kEdgesPerBlock;
+      const uint64_t lo = std::max(g0, base), hi = std::min(g1, base + kEdgesPerBlock);
+      covered[b] += hi - lo;
+      used_[b] = std::max(used_[b], static_cast<uint16_t>(hi - base));
+    }
+  }
+  if (sum > 0) flush();
+  for (uint64_t b = 0; b < used_.size(); ++b)
+    if (covered[b] != used_[b])
+      corrupt(h.path, "the vertex records put " + n2s(covered[b]) + " list entries in edge block " + n2s(b) + " (file block " +
+                          n2s(h.edge_region_block + b) + ") but its last list ends at slot " + n2s(used_[b]) +
+                          (covered[b] > used_[b] ? ": two lists overlap" : ": the lists leave a gap"));
+}
+
+void EdgeCheck::fail(uint32_t b, const uint32_t* block) const {
+  uint32_t i = 0;
+  while (i < used_[b] && block[i] < n_) ++i;
+  const uint64_t slot = uint64_t{b} * kEdgesPerBlock + i;
+  uint32_t owner = 0;
+  while (owner < n_ && !(vertices_[owner].degree > 0 && vertices_[owner].first_edge() <= slot &&
+                         slot < vertices_[owner].first_edge() + vertices_[owner].degree))
+    ++owner;
+  corrupt(header_.path, "edge block " + n2s(b) + " (file block " + n2s(header_.edge_region_block + b) + ", byte " +
+                            n2s((header_.edge_region_block + b) * kBlockSize + uint64_t{i} * sizeof(uint32_t)) +
+                            ") holds neighbour id " + n2s(block[i]) + " in the list of vertex " + n2s(owner) +
+                            ", but the graph has " + n2s(n_) + " vertices (ids 0 to " + n2s(n_ - 1) + ")");
 }
 
 std::vector<uint32_t> read_edge_region(int fd, const GraphHeader& h) {
   std::vector<uint32_t> edges(static_cast<size_t>(h.meta.num_edge_blocks) * kEdgesPerBlock);
-  read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks), "edge blocks");
+  read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks), h.path + " (edge blocks)");
   return edges;
 }
 

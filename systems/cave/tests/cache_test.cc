@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <thread>
 
 #include "cache.h"
@@ -98,6 +99,36 @@ TEST(ClockCache, EveryBlockReadOnceWhenTheCacheHoldsAll) {
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(c.reads.load(), blocks);  // concurrent misses on one block are read once
+}
+
+// A block whose check fails: every thread that pins it gets the error (also threads that
+// were waiting for the read), nobody keeps a pin, and other blocks still go through.
+TEST(ClockCache, FailedCheckIsThrownToEveryReaderAndLeavesNoPin) {
+  const uint32_t blocks = 8;
+  const std::string path = block_graph("cache5", blocks);
+  Counters c;
+  auto device = open_device(path, IoEngine::Threads, c);
+  ClockCache cache(2, blocks, *device, 2, c, [](uint32_t b, const uint32_t*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // others arrive while block 3 is being read
+    if (b == 3) throw RuntimeError("bad block 3");
+  });
+  std::atomic<int> errors{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 6; ++t)
+    ts.emplace_back([&] {
+      try {
+        Pinned p(cache, 3);
+      } catch (const RuntimeError& e) {
+        if (std::string(e.what()) == "bad block 3") errors.fetch_add(1);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(errors.load(), 6);
+  for (uint32_t b : {0u, 1u, 2u, 4u}) {  // both slots are free again
+    Pinned p(cache, b);
+    EXPECT_EQ(p.data()[7], b);
+  }
+  EXPECT_THROW(Pinned(cache, 3), RuntimeError);  // evicted by now: read and checked again
 }
 
 }  // namespace

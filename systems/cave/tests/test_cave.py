@@ -41,11 +41,15 @@ def check_all(binary, graph: Path, a, tmp: Path, source=0, configs=None, symmetr
     want_wcc = reference.wcc_labels(a) if symmetric else None
     want_pr = reference.pagerank(a, 10, 0.85)
     for cfg in configs:
-        row, got = values(binary, graph, "bfs", tmp / "bfs.csv", source=source, **cfg)
-        assert row["o_direct"] == 1
-        assert np.array_equal(column(got, "level"), want_bfs), cfg
-        assert row["reached"] == int((want_bfs >= 0).sum())
-        assert row["levels"] == (int(want_bfs.max()) + 1 if n else 0)
+        if n == 0:  # no start vertex (test_empty_graph)
+            with pytest.raises(CaveError, match="needs a start vertex"):
+                engine.run(binary, graph=graph, algorithm="bfs", source=source, **cfg)
+        else:
+            row, got = values(binary, graph, "bfs", tmp / "bfs.csv", source=source, **cfg)
+            assert row["o_direct"] == 1
+            assert np.array_equal(column(got, "level"), want_bfs), cfg
+            assert row["reached"] == int((want_bfs >= 0).sum())
+            assert row["levels"] == int(want_bfs.max()) + 1
         if symmetric:
             row, got = values(binary, graph, "wcc", tmp / "wcc.csv", **cfg)
             assert np.array_equal(column(got, "component"), want_wcc), cfg
@@ -192,12 +196,15 @@ def test_empty_graph(binary, tmp_path):
     text.write_text("# no edges at all\n")
     graph = tmp_path / "g.cave"
     assert engine.convert(binary, text, graph)["vertices"] == 0
-    assert engine.info(binary, graph)["vertices"] == 0
-    assert engine.run(binary, graph=graph, algorithm="bfs")["reached"] == 0
+    i = engine.info(binary, graph)
+    assert (i["vertices"], i["edges"], i["estimated_diameter"]) == (0, 0, None)
     assert engine.run(binary, graph=graph, algorithm="wcc")["components"] == 0
     assert engine.run(binary, graph=graph, algorithm="pagerank")["pagerank_sum"] == 0
-    assert engine.run(binary, graph=graph, algorithm="randomwalk")["steps"] == 0
-    assert engine.run(binary, graph=graph, algorithm="dfs")["reached"] == 0
+    # no vertex to start from: refused before running, with or without --source
+    for algorithm, source in [("bfs", None), ("bfs", 0), ("dfs", 0), ("dfs", 7), ("randomwalk", None)]:
+        with pytest.raises(CaveError, match=f"--algorithm {algorithm} needs a start vertex, but .*g.cave has no vertices") as e:
+            engine.run(binary, graph=graph, algorithm=algorithm, source=source)
+        assert e.value.returncode == 2
     # vertices but no edges: every vertex is its own component, nothing is read
     text.write_text("0\n1\n2\n")
     engine.convert(binary, text, graph, format="adjacency", undirected=True)
@@ -239,6 +246,20 @@ def test_random_walks_follow_edges_and_stop_at_dead_ends(binary, tmp_path):
     assert all(r == results[0] for r in results)  # same walks for every variant and thread count
     _, other = values(binary, graph, "randomwalk", tmp_path / "rw8.csv", walks=50, walk_length=20, seed=8)
     assert [w["path"] for w in other] != results[0]  # the seed matters
+
+
+def test_dfs_order_is_not_depth_first_even_with_one_thread(binary, tmp_path):
+    """README: a vertex is marked when it is pushed (Algorithm 7 line 11, the authors' dfs.cpp).
+    From 0 on edges 0-1, 0-2, 0-3, 1-3, vertex 0 pushes and marks 1, 2, 3; 3 is popped first
+    and does not push 1 again, so 2 comes next, although a depth-first order continues from 3
+    to its unvisited neighbour 1 (0, 3, 1, 2)."""
+    text = tmp_path / "g.txt"
+    text.write_text("0 1\n0 2\n0 3\n1 3\n")
+    graph = tmp_path / "g.cave"
+    engine.convert(binary, text, graph, undirected=True)
+    _, got = values(binary, graph, "dfs", tmp_path / "d.csv", io_threads=1)
+    order = column(got, "order")
+    assert np.argsort(order).tolist() == [0, 3, 2, 1]
 
 
 def test_pseudo_dfs_visits_each_reachable_vertex_once(binary, tmp_path):
@@ -454,7 +475,13 @@ def test_experiment_functions_write_tidy_rows(binary, tmp_path):
 
 def test_fio_reference_reports_bandwidth_and_cpu_as_caves(tmp_path):
     """fio's CPU is summed over its jobs and normalized as CAVE's cpu_pct (per online core)."""
-    measured = experiment.fio_randread(tmp_path, 4 << 20, jobs=2, runtime_s=0.5)
+    graph = tmp_path / "g.cave"
+    graph.write_bytes(bytes(range(256)) * (4 << 12))  # 4 MiB
+    before = graph.read_bytes()
+    measured = experiment.fio_randread(graph, jobs=2, runtime_s=0.5)
     assert measured["read_mib_s"] > 0
     assert 0 < measured["cpu_pct"] <= 100
-    assert not list(tmp_path.iterdir()), "fio's file is removed"
+    assert graph.read_bytes() == before and sorted(tmp_path.iterdir()) == [graph], "fio only reads the file"
+    graph.write_bytes(b"x" * 100)
+    with pytest.raises(experiment.ExperimentError, match="fewer than one 4 KiB block"):
+        experiment.fio_randread(graph, jobs=1, runtime_s=0.5)

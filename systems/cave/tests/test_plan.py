@@ -30,6 +30,16 @@ def test_figures_5_5_and_5_8_share_their_bfs_runs():
     assert plan.cave_devices(cave) == ["emu-pcie", "emu-sata"]
 
 
+def test_a_figure_may_repeat_its_points_more_often_than_the_profile_s_default():
+    cave = profile(fig_5_6={"devices": ["emu-pcie"], "cache_fractions": [0.1, 0.3], "graphs": ["social"],
+                            "repetitions": 3},
+                   fig_5_8={"devices": ["emu-pcie"], "io_threads": [1, 4]})
+    points = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie")
+    assert sorted(p["repetition"] for p in points if p["algorithm"] == "bfs" and p["io_threads"] == "device") == \
+        [0] * 4 + [1] * 4 + [2] * 4  # 2 variants x 2 cache sizes, 3 times
+    assert sorted(p["repetition"] for p in points if p["io_threads"] in (1, 4)) == [0, 0, 1, 1]  # the default 2
+
+
 def test_a_cache_figure_runs_both_variants_on_every_graph_at_the_device_s_k_r():
     fractions = [0.01, 0.1]
     points = plan.device_points(EXPERIMENT, profile(fig_5_10={"devices": ["emu-pcie"], "cache_fractions": fractions}),
@@ -81,6 +91,7 @@ def test_summary_averages_repetitions_and_normalizes_each_line():
     assert list(out.columns) == list(FIGURE_COLUMNS)
     assert out["runtime_s"].tolist() == [9.0, 3.0, 2.0]
     assert out["repetitions"].tolist() == [2, 1, 1]
+    assert out["runtime_min_s"].tolist() == [8.0, 3.0, 2.0] and out["runtime_max_s"].tolist() == [10.0, 3.0, 2.0]
     assert out["speedup_vs_first"].tolist() == [1.0, 3.0, 4.5]
     assert out["relative_to_best"].tolist() == [4.5, 1.5, 1.0]
 

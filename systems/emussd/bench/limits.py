@@ -209,6 +209,7 @@ def main() -> None:
     ap.add_argument("--latencies-us", default="100,200,500,1000,2000,5000,10000")
     ap.add_argument("--ks", default="4,8,16,32,64,128")
     ap.add_argument("--seconds", type=float, default=2.0, help="fio runtime per point")
+    ap.add_argument("--binary", type=Path, help="an emussd binary to measure (default: build the checkout's)")
     g = ap.add_argument_group("threads")
     g.add_argument("--latency-us", type=float, default=2000)
     g.add_argument("--alpha", type=float, default=3)
@@ -218,7 +219,7 @@ def main() -> None:
     g.add_argument("--threads", default="1,2,4,8,16,32,64")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    binary = build(DEFAULT_BUILD_DIR)
+    binary = args.binary or build(DEFAULT_BUILD_DIR)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="emussd-bench-") as tmp:
         if args.what in ("precision", "all"):

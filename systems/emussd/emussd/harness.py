@@ -74,6 +74,7 @@ class Mount:
         k_w: int,
         page_size: int | None = None,
         channels: int | None = None,
+        time_dilation: float | None = None,
         backing: Path | None = None,
         mountpoint: Path | None = None,
         stats_out: Path | None = None,
@@ -98,6 +99,8 @@ class Mount:
             self.args += ["--page-size", str(page_size)]
         if channels is not None:
             self.args += ["--channels", str(channels)]
+        if time_dilation is not None:
+            self.args += ["--time-dilation", repr(float(time_dilation))]
         if stats_out is not None:
             self.args += ["--stats-out", str(stats_out)]
         self.proc: subprocess.Popen | None = None

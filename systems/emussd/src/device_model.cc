@@ -42,9 +42,12 @@ void sleep_until_ns(int64_t deadline_ns) {
 }
 
 DeviceModel::DeviceModel(const DeviceParams& params) : params_(params) {
-  queues_[static_cast<int>(Op::kRead)].limit = params.k_r;
-  queues_[static_cast<int>(Op::kWrite)].limit = params.k_w;
-  queues_[static_cast<int>(Op::kFsync)].limit = 0;
+  const int limits[kNumOps] = {params.k_r, params.k_w, 0};
+  for (int i = 0; i < kNumOps; ++i) {
+    queues_[i].limit = limits[i];
+    queues_[i].slot_free.assign(static_cast<size_t>(limits[i]), INT64_MIN);  // all free
+  }
+  channel_bookings_.resize(static_cast<size_t>(std::max(0, params.channels)));
 }
 
 uint64_t DeviceModel::pages_of(Op op, uint64_t bytes) const {
@@ -55,93 +58,92 @@ uint64_t DeviceModel::pages_of(Op op, uint64_t bytes) const {
 }
 
 int64_t DeviceModel::service_time_ns(Op op, uint64_t bytes) const {
-  const double page_ns = params_.read_latency_us * 1000.0 *
+  const double page_ns = params_.read_latency_us * 1000.0 * params_.time_dilation *
                          (op == Op::kWrite ? params_.alpha : 1.0);
   return std::llround(page_ns * static_cast<double>(pages_of(op, bytes)));
 }
 
-bool DeviceModel::can_start(Op op) const {
-  const Queue& q = queues_[static_cast<int>(op)];
-  if (q.limit > 0 && q.in_service >= q.limit) return false;
-  if (op != Op::kFsync && params_.channels > 0 && channel_in_service_ >= params_.channels)
-    return false;
-  return true;
-}
-
-void DeviceModel::start_service(Op op) {
-  Queue& q = queues_[static_cast<int>(op)];
-  ++q.in_service;
-  if (op != Op::kFsync) ++channel_in_service_;
-  q.counters.max_in_service =
-      std::max<uint64_t>(q.counters.max_in_service, static_cast<uint64_t>(q.in_service));
-}
-
-// Admits queue heads while they fit. When both heads fit only one more
-// channel, the one that arrived first goes: FIFO per queue, and arrival order
-// between the queues for the shared channels.
-void DeviceModel::dispatch() {
-  const int64_t now = now_ns();
-  for (;;) {
-    Queue& r = queues_[static_cast<int>(Op::kRead)];
-    Queue& w = queues_[static_cast<int>(Op::kWrite)];
-    const bool r_ok = !r.waiting.empty() && can_start(Op::kRead);
-    const bool w_ok = !w.waiting.empty() && can_start(Op::kWrite);
-    if (!r_ok && !w_ok) return;
-    Op op;
-    if (r_ok && w_ok)
-      op = r.waiting.front()->seq < w.waiting.front()->seq ? Op::kRead : Op::kWrite;
-    else
-      op = r_ok ? Op::kRead : Op::kWrite;
-    Queue& q = queues_[static_cast<int>(op)];
-    Waiter* waiter = q.waiting.front();
-    q.waiting.pop_front();
-    start_service(op);
-    waiter->start_ns = now;
-    waiter->admitted = true;
-    waiter->cv.notify_one();
+int64_t DeviceModel::book_channel(int64_t from, int64_t length, int64_t now) {
+  int64_t best = INT64_MAX;
+  size_t best_channel = 0;
+  for (size_t c = 0; c < channel_bookings_.size(); ++c) {
+    auto& booked = channel_bookings_[c];
+    // Bookings that ended are of no more use (every later request starts after now).
+    booked.erase(std::remove_if(booked.begin(), booked.end(),
+                                [now](const auto& interval) { return interval.second <= now; }),
+                 booked.end());
+    int64_t t = from;
+    for (const auto& [start, end] : booked) {  // ascending starts: the first gap that fits
+      if (end <= t) continue;
+      if (start >= t + length) break;
+      t = end;
+    }
+    if (t < best) {
+      best = t;
+      best_channel = c;
+    }
   }
+  auto& booked = channel_bookings_[best_channel];
+  const std::pair<int64_t, int64_t> interval{best, best + length};
+  booked.insert(std::upper_bound(booked.begin(), booked.end(), interval), interval);
+  return best;
 }
 
-int64_t DeviceModel::admit(Op op) {
-  std::unique_lock<std::mutex> lock(mu_);
-  Queue& q = queues_[static_cast<int>(op)];
-  const uint64_t seq = next_seq_++;
-  // Nobody ahead of us in this queue, and room: start at once. (dispatch()
-  // runs after every release, so a free channel never has a head waiting
-  // that could use it.)
-  if (q.waiting.empty() && can_start(op)) {
-    start_service(op);
-    return now_ns();
-  }
-  Waiter me;
-  me.seq = seq;
-  q.waiting.push_back(&me);
-  q.counters.max_queue_length =
-      std::max<uint64_t>(q.counters.max_queue_length, q.waiting.size());
-  // The releaser admits us (hands over the slot) before notifying, so a
-  // later arrival can never overtake: strict FIFO.
-  me.cv.wait(lock, [&] { return me.admitted; });
-  return me.start_ns;
-}
-
-void DeviceModel::release(Op op, uint64_t bytes, int64_t arrival_ns, int64_t start_ns,
-                          int64_t end_ns) {
+Booking DeviceModel::book(Op op, uint64_t bytes, int64_t now) {
+  const int64_t service = service_time_ns(op, bytes);
   std::lock_guard<std::mutex> lock(mu_);
+  clock_ = std::max(clock_, now);
+  now = clock_;
   Queue& q = queues_[static_cast<int>(op)];
-  --q.in_service;
-  if (op != Op::kFsync) --channel_in_service_;
+  std::pop_heap(q.slot_free.begin(), q.slot_free.end(), std::greater<>());
+  int64_t start = std::max({now, q.slot_free.back(), q.last_start});
+  if (!channel_bookings_.empty()) start = book_channel(start, service, now);
+  const int64_t end = start + service;
+  q.slot_free.back() = end;  // the slot that was free first is busy until then
+  std::push_heap(q.slot_free.begin(), q.slot_free.end(), std::greater<>());
+  q.last_start = start;
+  ++q.outstanding;
+
+  // In service when this one starts: bookings not yet ended then (every one
+  // of this kind started no later, FIFO), this one included.
+  auto& ends = q.active_ends;
+  while (!ends.empty() && ends.front() <= start) {
+    std::pop_heap(ends.begin(), ends.end(), std::greater<>());
+    ends.pop_back();
+  }
+  ends.push_back(end);
+  std::push_heap(ends.begin(), ends.end(), std::greater<>());
+  q.counters.max_in_service = std::max<uint64_t>(q.counters.max_in_service, ends.size());
+  // Waiting now: booked requests whose start is still ahead (ascending starts).
+  while (!q.waiting_starts.empty() && q.waiting_starts.front() <= now) q.waiting_starts.pop_front();
+  if (start > now) q.waiting_starts.push_back(start);
+  q.counters.max_queue_length =
+      std::max<uint64_t>(q.counters.max_queue_length, q.waiting_starts.size());
+  return Booking{op, now, start, end};
+}
+
+void DeviceModel::finish(const Booking& b, uint64_t bytes, int64_t completed, bool overran) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Queue& q = queues_[static_cast<int>(b.op)];
+  --q.outstanding;
   OpCounters& c = q.counters;
-  const uint64_t service = static_cast<uint64_t>(std::max<int64_t>(0, end_ns - start_ns));
-  const uint64_t queued = static_cast<uint64_t>(std::max<int64_t>(0, start_ns - arrival_ns));
+  const auto positive = [](int64_t t) { return static_cast<uint64_t>(std::max<int64_t>(0, t)); };
+  const uint64_t service = positive(completed - b.start_ns);
+  const uint64_t queued = positive(b.start_ns - b.booked_ns);
+  const uint64_t late = positive(completed - b.end_ns);
   ++c.count;
   c.bytes += bytes;
-  c.pages += pages_of(op, bytes);
-  c.declared_service_ns += static_cast<uint64_t>(service_time_ns(op, bytes));
+  c.pages += pages_of(b.op, bytes);
+  c.declared_service_ns += static_cast<uint64_t>(service_time_ns(b.op, bytes));
   c.service_ns += service;
   c.queue_ns += queued;
   c.max_service_ns = std::max(c.max_service_ns, service);
   c.max_queue_ns = std::max(c.max_queue_ns, queued);
-  dispatch();
+  if (b.op != Op::kFsync) {
+    c.late_ns += late;
+    c.max_late_ns = std::max(c.max_late_ns, late);
+    if (overran) ++c.overruns;
+  }
 }
 
 OpCounters DeviceModel::counters(Op op) const {
@@ -149,14 +151,35 @@ OpCounters DeviceModel::counters(Op op) const {
   return queues_[static_cast<int>(op)].counters;
 }
 
-int DeviceModel::in_service(Op op) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queues_[static_cast<int>(op)].in_service;
+int DeviceModel::waiting_locked(const Queue& q, int64_t now) const {
+  const auto& s = q.waiting_starts;
+  return static_cast<int>(s.end() - std::upper_bound(s.begin(), s.end(), now));
 }
 
-int DeviceModel::queue_length(Op op) const {
+int DeviceModel::in_service(Op op, int64_t now) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(queues_[static_cast<int>(op)].waiting.size());
+  const Queue& q = queues_[static_cast<int>(op)];
+  return q.outstanding - waiting_locked(q, now);
+}
+
+int DeviceModel::queue_length(Op op, int64_t now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_locked(queues_[static_cast<int>(op)], now);
+}
+
+std::string DeviceModel::params_json() const {
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "{\"read_latency_us\": %.3f, \"alpha\": %.6g, \"k_r\": %d, \"k_w\": %d, "
+                "\"page_size\": %d, \"channels\": %d, \"time_dilation\": %.6g,\n"
+                "  \"service_time_rule\": \"read_latency_us * ceil(bytes / page_size); writes "
+                "times alpha, at least one page; reads charged for the bytes returned; times "
+                "time_dilation on the wall clock\",\n"
+                "  \"times\": \"every time under ops is wall-clock (declared times x "
+                "time_dilation)\"}",
+                params_.read_latency_us, params_.alpha, params_.k_r, params_.k_w,
+                params_.page_size, params_.channels, params_.time_dilation);
+  return buf;
 }
 
 std::string DeviceModel::stats_json() const {
@@ -165,35 +188,29 @@ std::string DeviceModel::stats_json() const {
   int queued[kNumOps];
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const int64_t now = now_ns();
     for (int i = 0; i < kNumOps; ++i) {
       c[i] = queues_[i].counters;
-      in_svc[i] = queues_[i].in_service;
-      queued[i] = static_cast<int>(queues_[i].waiting.size());
+      queued[i] = waiting_locked(queues_[i], now);
+      in_svc[i] = queues_[i].outstanding - queued[i];
     }
   }
-  std::string out;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"params\": {\"read_latency_us\": %.3f, \"alpha\": %.6g, \"k_r\": %d, "
-                "\"k_w\": %d, \"page_size\": %d, \"channels\": %d,\n"
-                "  \"service_time_rule\": \"read_latency_us * ceil(bytes / page_size); writes "
-                "times alpha, at least one page; reads charged for the bytes returned\"},\n"
-                " \"ops\": {",
-                params_.read_latency_us, params_.alpha, params_.k_r, params_.k_w,
-                params_.page_size, params_.channels);
-  out += buf;
+  std::string out = "{\"params\": " + params_json() + ",\n \"ops\": {";
+  char buf[768];
   for (int i = 0; i < kNumOps; ++i) {
     std::snprintf(
         buf, sizeof buf,
         "%s\n  \"%s\": {\"count\": %llu, \"bytes\": %llu, \"pages\": %llu, "
         "\"declared_service_time_us\": %.3f, \"service_time_us\": %.3f, "
-        "\"queue_time_us\": %.3f, \"max_service_time_us\": %.3f, \"max_queue_time_us\": %.3f, "
+        "\"queue_time_us\": %.3f, \"late_time_us\": %.3f, \"max_service_time_us\": %.3f, "
+        "\"max_queue_time_us\": %.3f, \"max_late_time_us\": %.3f, \"overruns\": %llu, "
         "\"max_in_service\": %llu, \"max_queue_length\": %llu, "
         "\"in_service\": %d, \"queue_length\": %d}",
         i ? "," : "", op_name(static_cast<Op>(i)), (unsigned long long)c[i].count,
         (unsigned long long)c[i].bytes, (unsigned long long)c[i].pages,
         c[i].declared_service_ns / 1e3, c[i].service_ns / 1e3, c[i].queue_ns / 1e3,
-        c[i].max_service_ns / 1e3, c[i].max_queue_ns / 1e3,
+        c[i].late_ns / 1e3, c[i].max_service_ns / 1e3, c[i].max_queue_ns / 1e3,
+        c[i].max_late_ns / 1e3, (unsigned long long)c[i].overruns,
         (unsigned long long)c[i].max_in_service, (unsigned long long)c[i].max_queue_length,
         in_svc[i], queued[i]);
     out += buf;

@@ -669,9 +669,9 @@ int run_fuse(const Options& opts, DeviceModel& model) {
   const DeviceParams& p = model.params();
   std::fprintf(stderr,
                "emussd: mounted %s (backing %s): read_latency_us=%g alpha=%g k_r=%d k_w=%d "
-               "page_size=%d channels=%d\n",
+               "page_size=%d channels=%d time_dilation=%g\n",
                opts.mountpoint.c_str(), opts.backing.c_str(), p.read_latency_us, p.alpha, p.k_r,
-               p.k_w, p.page_size, p.channels);
+               p.k_w, p.page_size, p.channels, p.time_dilation);
   std::fflush(stderr);
   fuse_daemonize(opts.foreground ? 1 : 0);
 

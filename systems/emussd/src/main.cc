@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
     std::fputs(usage().c_str(), stdout);
     return 0;
   }
+  if (opts.check) {  // the "params" of the stats, for callers that check a declaration
+    std::printf("%s\n", DeviceModel(opts.params).params_json().c_str());
+    return 0;
+  }
   if (!check_fuse_available(error)) {
     std::fprintf(stderr, "emussd: error: %s\n", error.c_str());
     return 3;

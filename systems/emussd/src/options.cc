@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,20 +18,26 @@ namespace emussd {
 std::string usage() {
   return "usage: emussd --backing DIR --mountpoint DIR --read-latency-us X --alpha A\n"
          "              --k-r N --k-w N [--page-size 4096] [--channels N]\n"
-         "              [--stats-out FILE] [--foreground] [--debug]\n"
+         "              [--time-dilation D] [--stats-out FILE] [--foreground] [--debug]\n"
+         "       emussd --check --read-latency-us X --alpha A --k-r N --k-w N [...]\n"
          "\n"
          "An emulated SSD: a FUSE file system that stores its data in DIR (--backing)\n"
          "and serves every read and write through a device model:\n"
          "  --read-latency-us X  service time of a one-page read, in microseconds (0 < X <= 1e7)\n"
-         "  --alpha A            write/read asymmetry: a write page costs A times a read page (0 < A <= 1000)\n"
+         "  --alpha A            write/read asymmetry: a write page costs A times a read page\n"
+         "                       (0 < A <= 1000; A < 1 is a device whose writes are cheaper)\n"
          "  --k-r N, --k-w N     reads / writes in service at once (1..4096)\n"
          "  --page-size B        bytes per page, a power of two in 512..1048576 (default 4096);\n"
          "                       a write of n bytes costs ceil(n/B) pages (at least one), a read\n"
          "                       the pages of the bytes it returns\n"
          "  --channels N         shared limit on reads + writes in service (0 = none, default)\n"
+         "  --time-dilation D    run every service time D times slower on the wall clock\n"
+         "                       (1 <= D <= 1e5, X * D <= 1e7; default 1): a device faster than\n"
+         "                       this machine can emulate, slowed down by a known factor\n"
          "  --stats-out FILE     write the counters as JSON to FILE on unmount\n"
          "  --foreground         stay in the foreground (default: detach once mounted)\n"
          "  --debug              log every FUSE request (implies --foreground)\n"
+         "  --check              only check the device arguments, print them as JSON, exit\n"
          "The counters are readable at MOUNTPOINT/.emussd_stats while mounted.\n"
          "Unmount with `fusermount3 -u MOUNTPOINT`, or send emussd SIGINT or SIGTERM.\n";
 }
@@ -112,9 +119,14 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
       opts.debug = opts.foreground = true;
       continue;
     }
+    if (name == "--check") {
+      opts.check = true;
+      continue;
+    }
     static const char* const kValued[] = {"--backing",  "--mountpoint", "--read-latency-us",
                                           "--alpha",    "--k-r",        "--k-w",
-                                          "--page-size", "--channels",  "--stats-out"};
+                                          "--page-size", "--channels",  "--stats-out",
+                                          "--time-dilation"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -144,6 +156,12 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
       }
       opts.params.read_latency_us = d;
       have_latency = true;
+    } else if (name == "--time-dilation") {
+      if (!parse_double(value, d) || d < 1 || d > 1e5) {
+        error = "--time-dilation '" + value + "' is not allowed: give a number, 1 <= D <= 1e5";
+        return false;
+      }
+      opts.params.time_dilation = d;
     } else if (name == "--alpha") {
       if (!parse_double(value, d) || d <= 0 || d > 1000) {
         error = "--alpha '" + value + "' is not allowed: give a number, 0 < A <= 1000";
@@ -175,14 +193,22 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
     }
   }
   std::string missing;
-  if (opts.backing.empty()) missing += " --backing";
-  if (opts.mountpoint.empty()) missing += " --mountpoint";
+  if (opts.backing.empty() && !opts.check) missing += " --backing";
+  if (opts.mountpoint.empty() && !opts.check) missing += " --mountpoint";
   if (!have_latency) missing += " --read-latency-us";
   if (!have_alpha) missing += " --alpha";
   if (!have_kr) missing += " --k-r";
   if (!have_kw) missing += " --k-w";
   if (!missing.empty()) {
     error = "missing required argument(s):" + missing + "\n" + usage();
+    return false;
+  }
+  const DeviceParams& p = opts.params;
+  if (p.read_latency_us * p.time_dilation > 1e7) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", p.read_latency_us * p.time_dilation);
+    error = std::string("--read-latency-us x --time-dilation is ") + buf +
+            " us: at most 1e7 (10 s) per page read on the wall clock; give a smaller --time-dilation";
     return false;
   }
   return true;

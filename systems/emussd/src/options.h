@@ -15,6 +15,7 @@ struct Options {
   bool foreground = false;
   bool debug = false;
   bool help = false;
+  bool check = false;  // --check: validate and print the device parameters only
   DeviceParams params;
 };
 

@@ -45,7 +45,8 @@ TEST(ParseArgs, RefusesBadValues) {
       {"--read-latency-us", "0"},    {"--read-latency-us", "-5"}, {"--read-latency-us", "abc"},
       {"--alpha", "0"},              {"--alpha", "nan"},          {"--k-r", "0"},
       {"--k-r", "2.5"},              {"--k-w", "5000"},           {"--page-size", "3000"},
-      {"--page-size", "256"},        {"--channels", "-1"},
+      {"--page-size", "256"},        {"--channels", "-1"},        {"--time-dilation", "0.5"},
+      {"--time-dilation", "1e6"},    {"--alpha", "1000.5"},
   };
   for (const auto& [name, value] : bad) {
     Options o;
@@ -57,6 +58,25 @@ TEST(ParseArgs, RefusesBadValues) {
     EXPECT_NE(err.find(name), std::string::npos) << err;
     EXPECT_NE(err.find("allowed"), std::string::npos) << err;
   }
+}
+
+TEST(ParseArgs, TimeDilationAndCheckOnly) {
+  Options o;
+  std::string err;
+  ASSERT_TRUE(parse_args({"--check", "--read-latency-us", "50", "--alpha", "0.5", "--k-r", "16",
+                          "--k-w", "16", "--time-dilation", "40"},
+                         o, err))
+      << err;  // --check needs no paths; alpha < 1 is a device with cheaper writes
+  EXPECT_TRUE(o.check);
+  EXPECT_DOUBLE_EQ(o.params.time_dilation, 40);
+  EXPECT_DOUBLE_EQ(o.params.alpha, 0.5);
+  Options d;
+  ASSERT_TRUE(parse_args(base(), d, err)) << err;
+  EXPECT_DOUBLE_EQ(d.params.time_dilation, 1);
+  auto args = base();  // 100 us x 2e5 = 20 s per page: too slow to be a device
+  args.insert(args.end(), {"--time-dilation", "1e5", "--read-latency-us", "200"});
+  EXPECT_FALSE(parse_args(args, o, err));
+  EXPECT_NE(err.find("--time-dilation"), std::string::npos) << err;
 }
 
 TEST(ParseArgs, NamesMissingAndUnknownArguments) {

@@ -13,7 +13,6 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import tempfile
 import threading
@@ -32,27 +31,6 @@ pytestmark = pytest.mark.skipif(
 PAGE = 4096
 
 
-@pytest.fixture(scope="session")
-def binary() -> Path:
-    return build(DEFAULT_BUILD_DIR)
-
-
-@pytest.fixture
-def mounts(binary, tmp_path):
-    """mounts(**device) mounts a new instance under tmp_path; all are unmounted at teardown."""
-    started: list[Mount] = []
-
-    def make(root: Path | None = None, **kw) -> Mount:
-        root = root or tmp_path / f"dev{len(started)}"
-        m = Mount(binary, root, **kw)
-        started.append(m)
-        return m.start()
-
-    yield make
-    for m in started:
-        m.stop()
-
-
 def run_emussd(binary, *args, env=None, timeout=20) -> subprocess.CompletedProcess:
     return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -61,10 +39,10 @@ def run_emussd(binary, *args, env=None, timeout=20) -> subprocess.CompletedProce
 
 
 def test_googletest_unit_tests_pass(binary):
-    """The device model's GoogleTest suite (FIFO, limits, service-time rule), via ctest.
-    Its timing checks can only fail by being slowed down by other load, so each may run 3 times."""
+    """The device model's GoogleTest suite without its timing label (the schedule, the limits, the
+    service-time rule and the arguments: no wall-clock bound), via ctest; test_emussd_timing runs the rest."""
     proc = subprocess.run(
-        ["ctest", "--output-on-failure", "--repeat", "until-pass:3"], cwd=DEFAULT_BUILD_DIR, capture_output=True, text=True, timeout=300
+        ["ctest", "--output-on-failure", "-LE", "timing"], cwd=DEFAULT_BUILD_DIR, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "100% tests passed" in proc.stdout
@@ -263,159 +241,30 @@ def test_fsync_reaches_the_backing_store(mounts):
     assert (m.backing / "durable").read_bytes() == b"committed"
 
 
-# -------------------------------------------------------------------- timing
-#
-# The test device keeps the 2-core machine well inside its CPU budget (about
-# 4000 reads/s at most). Each thread does O_DIRECT 4 KiB I/O on its own file,
-# created in the backing directory before mounting (so that creating it costs
-# no emulated time). A timing check makes up to three attempts and passes on
-# the first that meets it: other work on a shared machine can only slow the
-# device down, never make it faster than its declaration.
-
-LAT_US, ALPHA, K_R, K_W = 2000.0, 3.0, 8, 4
-FILE_PAGES = 64
-
-
-@pytest.fixture
-def timing_device(mounts, tmp_path):
-    root = tmp_path / "timing"
-    (root / "backing").mkdir(parents=True)
-    for i in range(4 * K_R):
-        (root / "backing" / f"f{i}").write_bytes(os.urandom(FILE_PAGES * PAGE))
-    return mounts(root=root, read_latency_us=LAT_US, alpha=ALPHA, k_r=K_R, k_w=K_W)
-
-
-def _io(op: str):
-    return os.preadv if op == "read" else os.pwritev
-
-
-def single_thread_latencies_us(path: Path, op: str, count: int) -> list[float]:
-    fd = os.open(path, os.O_RDWR | os.O_DIRECT)
-    buf, rng, f, lat = mmap.mmap(-1, PAGE), random.Random(1), _io(op), []
-    try:
-        for _ in range(count):
-            off = rng.randrange(FILE_PAGES) * PAGE
-            t = time.perf_counter_ns()
-            f(fd, [buf], off)
-            lat.append((time.perf_counter_ns() - t) / 1e3)
-    finally:
-        os.close(fd)
-    return lat
-
-
-def throughput_iops(paths: list[Path], op: str, seconds: float) -> float:
-    """n threads (one per path) issue I/O back to back; completions per second in the window."""
-    n = len(paths)
-    barrier = threading.Barrier(n + 1)
-    done: list[list[float]] = [[] for _ in range(n)]
-    start = [0.0]
-
-    def work(i: int):
-        fd = os.open(paths[i], os.O_RDWR | os.O_DIRECT)
-        buf, rng, f = mmap.mmap(-1, PAGE), random.Random(i), _io(op)
-        try:
-            barrier.wait()
-            end = start[0] + seconds
-            while True:
-                f(fd, [buf], rng.randrange(FILE_PAGES) * PAGE)
-                t = time.monotonic()
-                done[i].append(t)
-                if t >= end:
-                    break
-        finally:
-            os.close(fd)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    start[0] = time.monotonic()
-    barrier.wait()
-    for t in threads:
-        t.join()
-    w0, w1 = start[0] + 0.1, start[0] + seconds  # skip the ramp-up
-    return sum(1 for d in done for t in d if w0 <= t < w1) / (w1 - w0)
-
-
-def attempts(check, tries: int = 3):
-    """Runs check() (returns (ok, description)) until it passes; fails with every description."""
-    seen = []
-    for _ in range(tries):
-        ok, text = check()
-        seen.append(text)
-        if ok:
-            print(text)
-            return
-    pytest.fail("\n".join(seen))
-
-
-def test_single_thread_latency_and_alpha(timing_device):
-    m = timing_device
-
-    def check():
-        r = statistics.median(single_thread_latencies_us(m.mountpoint / "f0", "read", 150))
-        w = statistics.median(single_thread_latencies_us(m.mountpoint / "f1", "write", 50))
-        ok = abs(r / LAT_US - 1) <= 0.10 and abs((w / r) / ALPHA - 1) <= 0.10
-        return ok, f"read median {r:.0f} us (declared {LAT_US:.0f}), write/read {w / r:.3f} (alpha {ALPHA})"
-
-    attempts(check)
-
-
-@pytest.mark.parametrize("op", ["read", "write"])
-def test_throughput_grows_until_k_then_stays_flat(timing_device, op):
-    m = timing_device
-    k = K_R if op == "read" else K_W
-    service_s = LAT_US / 1e6 * (1 if op == "read" else ALPHA)
-    seconds = 1.0 if op == "read" else 1.5
-    ns = sorted({1, k // 2, k, 2 * k} - {0})
-    paths = [m.mountpoint / f"f{i}" for i in range(2 * k)]
-
-    def check():
-        iops = {n: throughput_iops(paths[:n], op, seconds) for n in ns}
-        frac = {n: iops[n] / (min(n, k) / service_s) for n in ns}
-        text = f"{op}: " + ", ".join(f"n={n}: {iops[n]:.0f}/s ({frac[n]:.1%} of min(n,k)/latency)" for n in ns)
-        below_k = [n for n in ns if n <= k]
-        ok = (
-            all(iops[a] < iops[b] for a, b in zip(below_k, below_k[1:]))  # grows until k
-            and all(frac[n] >= 0.85 for n in below_k)  # at k: >= 85 % of k / latency
-            and iops[2 * k] <= 1.05 * k / service_s  # at 2k: flat, not above k / latency + 5 %
-        )
-        return ok, text
-
-    attempts(check)
-    ops = m.stats()["ops"][op]
-    assert ops["max_in_service"] == k, ops
-    assert ops["max_queue_length"] >= k - 1, ops
-
-
 def test_parallel_direct_writes_to_one_file(mounts, tmp_path):
     """k_w writers on the same file are in service together (FOPEN_PARALLEL_DIRECT_WRITES)."""
     root = tmp_path / "one"
     (root / "backing").mkdir(parents=True)
-    (root / "backing" / "f").write_bytes(bytes(FILE_PAGES * PAGE))
+    (root / "backing" / "f").write_bytes(bytes(64 * PAGE))
     m = mounts(root=root, read_latency_us=2000, alpha=2, k_r=4, k_w=4)
-    iops = throughput_iops([m.mountpoint / "f"] * 4, "write", 1.0)
+    barrier = threading.Barrier(4)
+
+    def write(i):
+        fd = os.open(m.mountpoint / "f", os.O_RDWR | os.O_DIRECT)
+        buf = mmap.mmap(-1, PAGE)
+        try:
+            barrier.wait()
+            for j in range(10):
+                os.pwritev(fd, [buf], (i * 10 + j) * PAGE)
+        finally:
+            os.close(fd)
+
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
     assert m.stats()["ops"]["write"]["max_in_service"] == 4
-    assert iops >= 0.85 * 4 / 4e-3, iops
-
-
-def test_shared_channels_limit(mounts, tmp_path):
-    """With channels = 3, reads and writes together never exceed 3 in service."""
-    root = tmp_path / "ch"
-    (root / "backing").mkdir(parents=True)
-    for i in range(8):
-        (root / "backing" / f"f{i}").write_bytes(bytes(FILE_PAGES * PAGE))
-    m = mounts(root=root, read_latency_us=1000, alpha=1, k_r=4, k_w=4, channels=3)
-    paths = [m.mountpoint / f"f{i}" for i in range(8)]
-    result = {}
-    t = threading.Thread(target=lambda: result.update(w=throughput_iops(paths[4:], "write", 1.0)))
-    t.start()
-    result["r"] = throughput_iops(paths[:4], "read", 1.0)
-    t.join()
-    total = result["r"] + result["w"]
-    assert total <= 1.05 * 3 / 1e-3, result
-    assert total >= 0.80 * 3 / 1e-3, result
-    ops = m.stats()["ops"]
-    assert ops["read"]["max_in_service"] <= 3 and ops["write"]["max_in_service"] <= 3
 
 
 # ----------------------------------------------------------------------- fio
@@ -555,7 +404,7 @@ def test_stats_file_counts_every_request_and_is_written_on_unmount(mounts, tmp_p
     s = m.stats()
     assert s["params"] == {
         "read_latency_us": 100.0, "alpha": 3, "k_r": 2, "k_w": 2, "page_size": 8192, "channels": 3,
-        "service_time_rule": s["params"]["service_time_rule"],
+        "time_dilation": 1, "service_time_rule": s["params"]["service_time_rule"], "times": s["params"]["times"],
     }  # fmt: skip
     r, w = s["ops"]["read"], s["ops"]["write"]
     assert (r["count"], r["bytes"], r["pages"]) == (5, 5 * PAGE, 5)
@@ -563,7 +412,7 @@ def test_stats_file_counts_every_request_and_is_written_on_unmount(mounts, tmp_p
     assert r["declared_service_time_us"] == pytest.approx(500)
     assert w["declared_service_time_us"] == pytest.approx(6 * 300)
     assert r["service_time_us"] >= 500 and w["service_time_us"] >= 1800
-    for key in ("queue_time_us", "max_in_service", "max_queue_length", "max_service_time_us"):
+    for key in ("queue_time_us", "late_time_us", "overruns", "max_in_service", "max_queue_length", "max_service_time_us"):
         assert key in r and key in w
     assert s["cpu_user_s"] + s["cpu_system_s"] > 0 and s["pid"] == m.pid()
     # Reading the stats is not a device request.
@@ -575,17 +424,17 @@ def test_stats_file_counts_every_request_and_is_written_on_unmount(mounts, tmp_p
 
 
 def test_stats_read_does_not_wait_for_the_device(mounts):
-    """With the only read slot busy for a second, the stats file still answers at once."""
+    """While the only read slot is busy for a second, the stats file answers: it shows the read in service."""
     m = mounts(read_latency_us=1_000_000, alpha=1, k_r=1, k_w=1)
     (m.backing / "f").write_bytes(bytes(PAGE))
     busy = threading.Thread(target=lambda: (m.mountpoint / "f").read_bytes())
     busy.start()
     try:
-        time.sleep(0.2)
-        t = time.monotonic()
-        s = m.stats()
-        assert time.monotonic() - t < 0.2
-        assert s["ops"]["read"]["in_service"] == 1
+        seen = []
+        while busy.is_alive() and not seen:
+            if m.stats()["ops"]["read"]["in_service"] == 1:
+                seen.append(True)
+        assert seen, "the stats file never answered while the read was in service"
     finally:
         busy.join()
 

@@ -14,7 +14,21 @@ from . import characterize, fio, sweep, writeback_app
 
 SWEEP_COLUMNS = {**fio.TIDY_COLUMNS,
                  "sweep": "threads (thread search at the declared iodepth) or queue_depth (one job, growing iodepth)",
-                 "runs": "fio runs at this point; a point the search doubted was run twice and the faster run kept"}
+                 "runs": "fio runs at this point; a point a decision of the search or the peak rests on was run three "
+                         "times and its median run kept"}
+
+
+# The columns of each table that carry absolute time: (times, rates). An emulated device run
+# with a time dilation D is reported on its declared time scale: times / D, rates x D
+# (ssdartifact.devices.to_declared_time).
+_FIO_TIMES = tuple(key for key in fio.TIDY_COLUMNS if key.startswith("lat_")) + ("duration_s",)
+TIME_COLUMNS = {
+    "sweeps": (_FIO_TIMES, ("iops", "bandwidth_bytes_s")),
+    "alpha_k": (("read_lat_1_us", "write_lat_1_us"), ("read_bw_max", "write_bw_max")),
+    "interference": (tuple(key for key in fio.TIDY_COLUMNS if key.startswith("lat_")),
+                     ("iops", "background_target_bytes_s", "background_bytes_s")),
+    "writeback": (("seconds",), ("ops_per_s",)),
+}
 
 
 @dataclass

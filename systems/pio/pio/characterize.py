@@ -3,13 +3,19 @@ declared rule that turns a sweep into α and k (configs/experiments/pio.yaml).
 
 The thesis picked k by hand, "where the device bandwidth is close to saturation
 or where the rate of bandwidth increase drops significantly" (T486). Here:
-  * the thread count doubles until a doubling adds less than `plateau_growth`
-    of bandwidth (the plateau), then bisects between the last point below and
-    the first point at `saturation_fraction` of the best bandwidth seen, so k is
-    found to one thread with O(log k) points instead of a dense grid;
-  * the maximum bandwidth is the median of the three highest measured points:
-    the highest alone is biased upwards by noise, so a point on the plateau
-    would often miss a fraction of it and k would come out too high;
+  * the thread count doubles until `plateau_doublings` doublings in a row each
+    add less than `plateau_growth` of bandwidth (the plateau: one flat doubling
+    is not enough, since a device may saturate in steps), then bisects between
+    the last point below and the first point at `saturation_fraction` of the
+    maximum bandwidth, so k is found to one thread with O(log k) points instead
+    of a dense grid;
+  * a point that a decision rests on (a doubling or a bisection point that
+    seems to fall short) and the best point are measured three times and
+    their median run kept; others once. The maximum bandwidth is the best
+    point's median: a run disturbed by the host (or lucky) does not move it,
+    and a curve that dips after its peak (too many threads slow the device
+    down) keeps its peak, where a statistic over several points would mix
+    the peak with the dip;
   * k = the fewest threads reaching `saturation_fraction` of that maximum
     bandwidth; the latency knee (the most threads whose mean latency stays
     within `latency_knee_factor` of the single-thread latency, T490) is
@@ -24,6 +30,7 @@ or where the rate of bandwidth increase drops significantly" (T486). Here:
 from __future__ import annotations
 
 import csv
+import statistics
 from dataclasses import dataclass
 from typing import Callable
 
@@ -39,8 +46,8 @@ ALPHA_K_COLUMNS = {
     "k_w_latency_knee": "most threads whose mean write latency stays within the knee factor of one thread's",
     "read_saturated": "whether the read search found a plateau below max_threads (else k_r is a lower bound)",
     "write_saturated": "whether the write search found a plateau below max_threads (else k_w is a lower bound)",
-    "read_bw_max": "max read bandwidth: median of the three highest points of the sweep, bytes per second",
-    "write_bw_max": "max write bandwidth: median of the three highest points of the sweep, bytes per second",
+    "read_bw_max": "max read bandwidth: the best point's median of three runs, bytes per second",
+    "write_bw_max": "max write bandwidth: the best point's median of three runs, bytes per second",
     "read_gain": "max read bandwidth / read bandwidth of one thread (the thesis's '40x')",
     "write_gain": "max write bandwidth / write bandwidth of one thread",
     "read_lat_1_us": "mean read latency of one thread (thesis Table 2.1), microseconds",
@@ -55,58 +62,65 @@ class Rule:
     plateau_growth: float
     saturation_fraction: float
     latency_knee_factor: float
+    plateau_doublings: int = 2
 
     def __post_init__(self) -> None:
         if self.max_threads < 1 or not 0 < self.saturation_fraction <= 1 or self.plateau_growth <= 0 \
-                or self.latency_knee_factor <= 1:
+                or self.latency_knee_factor <= 1 or self.plateau_doublings < 1:
             raise ValueError(f"invalid characterization rule {self}")
 
 
+RUNS_PER_SETTLED_POINT = 3
+
+
 def peak_bandwidth(bandwidths) -> float:
-    """The device's maximum bandwidth: the median of the three highest measurements (fewer if fewer)."""
-    top = sorted(bandwidths, reverse=True)[:3]
-    return top[len(top) // 2]
+    """The device's maximum bandwidth: the best point's (search_threads measured it three times
+    and kept the median)."""
+    return max(bandwidths)
 
 
 def search_threads(bandwidth_at: Callable[[int], float], rule: Rule) -> dict[int, float]:
-    """Measure bandwidth at the thread counts the search needs; returns {threads: bandwidth}.
+    """Measure bandwidth at the thread counts the search needs; returns {threads: bandwidth},
+    each point's bandwidth the median of its runs. `bandwidth_at` is called once per run."""
+    runs: dict[int, list[float]] = {}
 
-    A point that fails its test (a doubling that seems to gain too little, a bisection point
-    below the target) is measured once more and the better run is kept: interference from the
-    host (another process, a timer hiccup) only ever slows a run down, so the faster of two
-    runs is the closer to what the device can do. `bandwidth_at` is called once per run."""
-    measured: dict[int, float] = {}
+    def value(threads: int) -> float:
+        return statistics.median(runs[threads])
 
     def measure(threads: int) -> float:
-        if threads not in measured:
-            measured[threads] = bandwidth_at(threads)
-        return measured[threads]
+        if threads not in runs:
+            runs[threads] = [bandwidth_at(threads)]
+        return value(threads)
+
+    def settle(threads: int) -> float:
+        while len(runs[threads]) < RUNS_PER_SETTLED_POINT:
+            runs[threads].append(bandwidth_at(threads))
+        return value(threads)
 
     def passes(threads: int, test: Callable[[float], bool]) -> bool:
-        if test(measure(threads)):
-            return True
-        measured[threads] = max(measured[threads], bandwidth_at(threads))
-        return test(measured[threads])
+        """A point that fails its test is settled (three runs) before the search acts on it."""
+        return test(measure(threads)) or test(settle(threads))
 
-    threads = 1
+    threads, flat = 1, 0
     measure(1)
-    while threads * 2 <= rule.max_threads:
-        floor = (1 + rule.plateau_growth) * measure(threads)
-        if not passes(threads * 2, lambda bandwidth: bandwidth >= floor):
-            break
+    while threads * 2 <= rule.max_threads and flat < rule.plateau_doublings:
+        floor = (1 + rule.plateau_growth) * value(threads)
+        flat = 0 if passes(threads * 2, lambda bandwidth: bandwidth >= floor) else flat + 1
         threads *= 2
-    target = rule.saturation_fraction * peak_bandwidth(measured.values())
-    high = min(t for t, bandwidth in measured.items() if bandwidth >= target)
-    low = max((t for t in measured if t < high), default=0)
+    while len(runs[best := max(runs, key=value)]) < RUNS_PER_SETTLED_POINT:  # the peak is a median too
+        settle(best)
+    target = rule.saturation_fraction * value(best)
+    high = min(t for t in runs if value(t) >= target)
+    low = max((t for t in runs if t < high), default=0)
     while low and passes(low, lambda bandwidth: bandwidth >= target):  # the bracket's floor is doubted too
-        high, low = low, max((t for t in measured if t < low), default=0)
+        high, low = low, max((t for t in runs if t < low), default=0)
     while high - low > 1:
         middle = (low + high) // 2
         if passes(middle, lambda bandwidth: bandwidth >= target):
             high = middle
         else:
             low = middle
-    return measured
+    return {t: value(t) for t in sorted(runs)}
 
 
 def saturation_row(rows: list[dict], rule: Rule) -> dict:

@@ -1,7 +1,10 @@
 """Running fio for one measurement point and turning its JSON into one tidy row.
 
 Every point runs with direct I/O, time-based, after a ramp, with iodepth as a
-declared parameter and the number of jobs (threads) as the concurrency. On a
+declared parameter and the number of jobs (threads) as the concurrency. The jobs
+are threads of one fio process (--thread): hundreds of processes cost a 2-core
+machine, and an emulated device sharing it, about 1.7 times the CPU per I/O of
+threads (87 vs 53 us at 512 jobs; systems/emussd/README.md). On a
 directory each job has its own file (so concurrent writers never share an
 inode); on a raw block device all jobs share the declared region. fio's JSON is
 kept as the raw output; the tidy row is derived from it only.
@@ -69,9 +72,13 @@ def point_options(point: FioPoint) -> list[str]:
     """The options of one job section (fio applies options to the --name before them)."""
     options = [
         f"--rw={RW_MODE[point.op, point.pattern]}", f"--bs={point.block_size}", f"--size={point.file_size}",
-        f"--numjobs={point.threads}", f"--iodepth={point.iodepth}", f"--ioengine={point.engine}", "--direct=1",
+        f"--numjobs={point.threads}", "--thread", f"--iodepth={point.iodepth}", f"--ioengine={point.engine}",
+        "--direct=1",
         "--time_based", f"--runtime={point.runtime_ms}ms", f"--ramp_time={point.ramp_ms}ms",
         "--randrepeat=0", f"--percentile_list={PERCENTILE_LIST}",
+        # the kernel's clock (vDSO): fio's default TSC clock is calibrated again in every fio process,
+        # 60 ms of each 0.4 s point here (the characterization runs hundreds of points per device)
+        "--clocksource=clock_gettime",
     ]
     if point.steady_state:
         options += [f"--steadystate={point.steady_state}", f"--ss_dur={point.steady_window_ms}ms"]

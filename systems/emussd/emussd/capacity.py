@@ -1,0 +1,245 @@
+"""What this machine can emulate faithfully, and the time dilation a device needs.
+
+A short calibration (10 to 20 s, `calibrate`) measures two things with fio on real
+emussd mounts:
+
+  * round_trip_us: how long a closed-loop client (fio, psync) at n = k threads leaves
+    each slot idle between the end of one request's service and its next request's
+    arrival (k / IOPS - service time: the FUSE round trip, fio, three wake-ups), at a
+    light load (k = 8 at 2 ms; three runs) and at the capacity below: the largest of
+    these (on this VM it varies from 50 to 130 us from one minute to the next, with the
+    host's load, so the largest is kept). At n = k this is what keeps throughput below
+    k / latency;
+  * capacity_iops: the highest declared rate (page I/Os per second, k = 16), on a ladder
+    from 0.8 of the most the machine serves at all downwards, at which 4 x k threads get
+    k / latency within 3 % with a mean latency within 10 % of Little's law (threads /
+    throughput), and the gap at n = k stays within twice the light load's (a saturated
+    CPU shows there first).
+
+It is cached per host (host name, kernel, CPU count, emussd binary's sha256) under
+scratch/emussd/calibration/ (where its devices are mounted while it measures) and
+measured again when any of these changes.
+
+From it, `dilation` chooses the smallest time dilation D for a declared device such that
+  * its declared peak rate, max(k_r / read latency, k_w / write latency) per page, divided
+    by D, is at most `HEADROOM` x capacity_iops (a margin for a calibration made on a
+    machine that was not quite idle, and for devices with far more threads than k = 16), and
+  * its shortest service time (a read page, or a write page when alpha < 1) times D is at
+    least round_trip_us / `ROUND_TRIP_SHARE`, so that the gap, which emussd does not hide,
+    is at most that share of every service time: the characterization finds k at 95 % of
+    the peak only when a closed-loop client at k threads keeps the slots busy at least
+    that much, and measures alpha within that share.
+D is rounded up to two significant digits (1, 1.3, 7.5, 40), and is 1 for a device that
+fits as declared. emussd runs every service time D times slower; alpha and k are ratios
+and do not change, and absolute times are divided by D when results are reported.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import math
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .harness import EMUSSD_DIR, EmussdError, Mount
+
+CACHE_DIR = EMUSSD_DIR.parents[1] / "scratch" / "emussd" / "calibration"
+CALIBRATION_VERSION = 2  # measured again when what is measured changes
+
+# The share of the measured capacity a declared device may use (the rest is left for the
+# workload that shares the cores), and the largest share of a service time the client's
+# round trip may be. Chosen from the measurements in systems/emussd/README.md.
+HEADROOM = 0.75
+ROUND_TRIP_SHARE = 0.04
+MAX_WALL_PAGE_US = 1e7  # emussd's limit: read_latency_us x time_dilation
+
+FIO_FILE_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Calibration:
+    host: dict
+    capacity_iops: float
+    round_trip_us: float
+    points: list = field(default_factory=list)
+    seconds: float = 0.0
+    version: int = CALIBRATION_VERSION
+
+
+@dataclass(frozen=True)
+class Dilation:
+    factor: float
+    peak_iops: float          # declared peak page rate: max(k_r / read latency, k_w / write latency)
+    usable_iops: float        # HEADROOM x the machine's capacity
+    shortest_service_us: float
+    min_service_us: float     # round trip / ROUND_TRIP_SHARE
+    problem: str = ""         # why the device cannot be emulated at all (empty: it can)
+
+    def describe(self) -> str:
+        return (f"time dilation {self.factor:g} (declared peak {self.peak_iops:,.0f} page I/Os per s, this machine "
+                f"emulates {self.usable_iops:,.0f} faithfully; shortest service time {self.shortest_service_us:g} us, "
+                f"at least {self.min_service_us:,.0f} us keeps a client's gap between requests within "
+                f"{ROUND_TRIP_SHARE:.0%} of it)")
+
+
+def host_key(binary: Path) -> dict:
+    return {"hostname": socket.gethostname(), "kernel": platform.release(), "cpus": os.cpu_count(),
+            "binary_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest(),
+            "version": CALIBRATION_VERSION}
+
+
+def cache_path(key: dict, cache_dir: Path = CACHE_DIR) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cache_dir) / f"{key['hostname']}-{digest}.json"
+
+
+def cached(binary: Path, cache_dir: Path = CACHE_DIR) -> Calibration | None:
+    """This host's calibration for this binary, if measured; None otherwise (or if the file is corrupt)."""
+    path = cache_path(host_key(binary), cache_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Calibration(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def calibration(binary: Path, cache_dir: Path = CACHE_DIR, progress=None) -> Calibration:
+    """The cached calibration, measured first if there is none for this host and binary."""
+    found = cached(binary, cache_dir)
+    if found is not None:
+        return found
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    # One calibration at a time: two experiments starting side by side would otherwise measure
+    # the machine at once, each disturbing the other's; the second then finds the first's.
+    with open(Path(cache_dir) / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = cached(binary, cache_dir)
+        if found is not None:
+            return found
+        measured = calibrate(binary, progress=progress, work_dir=cache_dir)
+        path = cache_path(measured.host, cache_dir)
+        temporary = path.with_suffix(f".tmp.{os.getpid()}")
+        temporary.write_text(json.dumps(asdict(measured), indent=1) + "\n", encoding="utf-8")
+        temporary.replace(path)
+        return measured
+
+
+def round_up(value: float) -> float:
+    """Up to two significant digits: 1.02 -> 1.1, 7.41 -> 7.5, 38.2 -> 39; at least 1."""
+    if value <= 1:
+        return 1.0
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return round(math.ceil(value / step - 1e-9) * step, 10)
+
+
+def dilation(model: dict, cal: Calibration) -> Dilation:
+    """The smallest time dilation that makes `model` (read_latency_us, alpha, k_r, k_w) fit `cal`."""
+    read_us = float(model["read_latency_us"])
+    write_us = read_us * float(model["alpha"])
+    peak = max(model["k_r"] / read_us, model["k_w"] / write_us) * 1e6
+    usable = HEADROOM * cal.capacity_iops
+    shortest = min(read_us, write_us)
+    min_service = cal.round_trip_us / ROUND_TRIP_SHARE
+    factor = round_up(max(1.0, peak / usable, min_service / shortest))
+    problem = ""
+    if read_us * factor > MAX_WALL_PAGE_US:
+        problem = (f"it needs a time dilation of {factor:g}, which makes a page read take "
+                   f"{read_us * factor / 1e6:g} s on the wall clock (emussd's limit: 10 s)")
+    return Dilation(factor, peak, usable, shortest, min_service, problem)
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def fio_point(mountpoint: Path, *, rw: str, jobs: int, seconds: float, ramp: float = 0.3) -> dict:
+    """fio's IOPS and completion latency (mean and median, us) for 4 KiB O_DIRECT psync I/O."""
+    if shutil.which("fio") is None:
+        raise EmussdError("fio is not installed (apt-get install fio): emussd's calibration measures with it")
+    command = ["fio", "--name=calibrate", f"--filename={mountpoint / 'data'}", f"--rw={rw}", "--bs=4k",
+               f"--size={FIO_FILE_BYTES}", "--direct=1", "--ioengine=psync", "--thread", f"--numjobs={jobs}",
+               "--group_reporting", f"--runtime={seconds}", "--time_based", f"--ramp_time={ramp}",
+               "--randrepeat=0", "--output-format=json"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise EmussdError(f"fio failed during emussd's calibration: {result.stderr[-2000:]}")
+    side = json.loads(result.stdout[result.stdout.index("{"):])["jobs"][0]["read" if "read" in rw else "write"]
+    return {"iops": side["iops"], "clat_mean_us": side["clat_ns"]["mean"] / 1e3,
+            "clat_p50_us": side["clat_ns"]["percentile"]["50.000000"] / 1e3}
+
+
+def device_with_data(binary: Path, root: Path, **model) -> Mount:
+    """A mount (not started) whose backing directory holds `data`, the file fio_point reads and writes."""
+    (root / "backing").mkdir(parents=True, exist_ok=True)
+    with open(root / "backing" / "data", "wb") as handle:
+        handle.truncate(FIO_FILE_BYTES)  # sparse: the device model, not the data, sets the timing
+    return Mount(binary, root, **model)
+
+
+CAPACITY_K = 16
+GAP_DEVICE = {"read_latency_us": 2000, "alpha": 1, "k_r": 8, "k_w": 1}  # a light load, like a small preset's
+GAP_RUNS = 3
+LADDER = (0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+GAP_GROWTH = 2.0  # a faithful rate keeps the gap at k within this factor of the light load's
+
+
+def _gap_us(mountpoint: Path, k: int, service_us: float, seconds: float) -> float:
+    """The gap a closed-loop client at n = k leaves each slot idle between requests: k / IOPS - service time."""
+    return k / fio_point(mountpoint, rw="randread", jobs=k, seconds=seconds)["iops"] * 1e6 - service_us
+
+
+def _rate_point(binary: Path, root: Path, rate: float, seconds: float) -> dict:
+    """One declared rate (k = 16 at latency 16 / rate): the gap at n = k, and throughput and Little's law
+    at n = 4k."""
+    k = CAPACITY_K
+    latency_us = k / rate * 1e6
+    with device_with_data(binary, root, read_latency_us=latency_us, alpha=1, k_r=k, k_w=1) as m:
+        gap = _gap_us(m.mountpoint, k, latency_us, seconds)
+        at_4k = fio_point(m.mountpoint, rw="randread", jobs=4 * k, seconds=seconds)
+    return {"declared_iops": rate, "read_latency_us": latency_us, "k_r": k, "gap_us": gap,
+            "at_4k": at_4k["iops"] / rate, "little_4k": at_4k["clat_mean_us"] / (4 * k / at_4k["iops"] * 1e6)}
+
+
+def calibrate(binary: Path, seconds: float = 1.5, progress=None, work_dir: Path | None = None) -> Calibration:
+    """Measure this machine's emulation capacity and a client's gap (see the module's doc). The
+    devices it mounts live in a temporary folder of `work_dir` (default: the system's)."""
+    say = progress or (lambda message: None)
+    started = time.monotonic()
+    points = []
+    with tempfile.TemporaryDirectory(prefix="emussd-calibration-", dir=work_dir) as tmp:
+        with device_with_data(binary, Path(tmp) / "gap", **GAP_DEVICE) as m:
+            gaps = [_gap_us(m.mountpoint, GAP_DEVICE["k_r"], GAP_DEVICE["read_latency_us"], seconds)
+                    for _ in range(GAP_RUNS)]
+        light_gap = statistics.median(gaps)
+        points.append({"what": "gap at a light load", **GAP_DEVICE, "gaps_us": gaps})
+        say(f"emussd calibration: at a light load a client at k threads leaves each slot idle {light_gap:.0f} us "
+            "between requests")
+        # The most the machine serves at all: a device far beyond it (k 16 at 50 us, 320,000 IOPS, 64 threads).
+        with device_with_data(binary, Path(tmp) / "most", read_latency_us=50, alpha=1, k_r=CAPACITY_K, k_w=1) as m:
+            most = fio_point(m.mountpoint, rw="randread", jobs=4 * CAPACITY_K, seconds=seconds)["iops"]
+        points.append({"what": "most served", "read_latency_us": 50, "k_r": CAPACITY_K, "iops": most})
+        say(f"emussd calibration: this machine serves at most {most:,.0f} IOPS (k = 16 at 50 us, 64 threads)")
+        capacity, round_trip = 0.0, max(gaps)
+        for share in LADDER:  # the highest declared rate that is still served faithfully
+            point = _rate_point(binary, Path(tmp) / f"r{share}", share * most, seconds)
+            faithful = (point["gap_us"] <= GAP_GROWTH * light_gap and point["at_4k"] >= 0.97
+                        and abs(point["little_4k"] - 1) <= 0.1)
+            points.append({"what": "ladder", **point, "faithful": faithful})
+            say(f"emussd calibration: declared {point['declared_iops']:,.0f} IOPS: gap at k {point['gap_us']:.0f} us, "
+                f"{point['at_4k']:.3f} of it at 4k ({'faithful' if faithful else 'not faithful'})")
+            if faithful:
+                capacity, round_trip = point["declared_iops"], max(round_trip, point["gap_us"])
+                break
+    if capacity == 0:
+        raise EmussdError(f"emussd's calibration found no faithful rate down to {LADDER[-1]:.0%} of the most this "
+                          f"machine serves ({most:,.0f} IOPS): is it overloaded? Points: {points}")
+    return Calibration(host_key(binary), capacity, round_trip, points, round(time.monotonic() - started, 1))
