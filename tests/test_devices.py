@@ -83,10 +83,10 @@ def test_a_device_beyond_the_machine_gets_the_dilation_that_fits_it(monkeypatch)
     assert plan.factor == 2.7  # 64 / 2 ms = 32,000 per s: 2.67 x 12,000
     assert "declared peak 32,000 page I/Os per s, this machine emulates 12,000 faithfully" in plan.describe()
     plan, _ = devices.emulation(device, "emussd")
-    assert plan.factor == 30  # at 50 us the gap needs more: 60 us is 4 % of 1,500 us = 30 x 50 us
+    assert plan.factor == 60  # at 50 us the gap needs more: 60 us is 2 % of 3,000 us = 60 x 50 us
     cheap_writes = {**device, "read_latency_us": 2000, "alpha": 0.1, "k_r": 1, "k_w": 1}
     plan, _ = devices.emulation(cheap_writes, "emussd")
-    assert plan.factor == 7.5  # its 200 us write, the shortest service time, needs 1,500 us
+    assert plan.factor == 15  # its 200 us write, the shortest service time, needs 3,000 us
 
 
 def test_a_preset_within_the_machine_keeps_its_time_scale(monkeypatch):
@@ -100,10 +100,10 @@ def test_a_declared_dilation_below_the_needed_one_is_refused_with_the_numbers(mo
     device = {"name": "fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16, "k_w": 16,
               "time_dilation": 20}
     with pytest.raises(devices.DeviceError, match=r"declares time_dilation 20, but this machine needs at least "
-                                                  r"time dilation 30 \(declared peak 320,000"):
+                                                  r"time dilation 60 \(declared peak 320,000"):
         devices.emulation(device, "emussd")
-    plan, _ = devices.emulation({**device, "time_dilation": 50}, "emussd")
-    assert plan.factor == 50
+    plan, _ = devices.emulation({**device, "time_dilation": 70}, "emussd")
+    assert plan.factor == 70
 
 
 def test_a_device_no_dilation_can_fit_is_refused_with_the_numbers(monkeypatch):
@@ -205,7 +205,7 @@ def test_an_emulated_device_beyond_the_machine_runs_dilated(emussd_binary, confi
     from emussd.harness import STATS_NAME
     with devices.opened("emu-fast", 1 << 20, emussd_binary=emussd_binary, saturating=True) as opened:
         params = json.loads((opened.io_dir.parent / STATS_NAME).read_text())["params"]
-        assert opened.time_dilation == 30 and params["time_dilation"] == 30
+        assert opened.time_dilation == 60 and params["time_dilation"] == 60
         assert params["read_latency_us"] == 50  # the declaration, not the wall-clock time
         assert opened.provenance()["emulation"]["calibration"]["capacity_iops"] == 16000
         (opened.io_dir / "f").write_bytes(b"x" * 4096)
@@ -239,8 +239,8 @@ def test_check_config_refuses_a_device_it_cannot_emulate_with_the_numbers(emussd
     (configs / "profiles" / "ci.yaml").write_text(yaml.safe_dump(profile))
     assert main(["check-config", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
-    assert "emulated device emu-optane: in thread sweeps, time dilation 1 (declared peak 3,000" in out
-    assert "emulated device emu-fast: in thread sweeps, time dilation 30 (declared peak 320,000" in out
+    assert "emulated device emu-optane: in thread sweeps, time dilation 1.5 (declared peak 3,000" in out
+    assert "emulated device emu-fast: in thread sweeps, time dilation 60 (declared peak 320,000" in out
     profile["devices"].append("emu-huge")
     profile["characterize"]["devices"] = ["emu-huge"]  # a thread sweep: 0.69 s per read, 1 s per fio point
     (configs / "profiles" / "ci.yaml").write_text(yaml.safe_dump(profile))

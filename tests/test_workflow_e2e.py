@@ -149,7 +149,6 @@ def test_a_bad_config_stops_before_anything_runs(clone):
         grid.write_text(original)
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
 def keep_for_review(clone, name):
     """The run's document, claims report and each job's time outlive the copy, whatever the
     checks below say (CI uploads results/e2e/: a failed run's report is what a reader wants)."""
@@ -165,6 +164,7 @@ def keep_for_review(clone, name):
             shutil.copy2(source, keep / target)
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
 def test_the_quick_profile_measures_an_emulated_ssd(clone):
     # what an earlier test's profile left must not pass for this run's in the review copy
     shutil.rmtree(clone / "results/claims", ignore_errors=True)

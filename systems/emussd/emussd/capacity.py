@@ -58,9 +58,10 @@ CALIBRATION_VERSION = 2  # measured again when what is measured changes
 
 # The share of the measured capacity a declared device may use (the rest is left for the
 # workload that shares the cores), and the largest share of a service time the client's
-# round trip may be. Chosen from the measurements in systems/emussd/README.md.
+# round trip may be. Chosen from the measurements in systems/emussd/README.md: with 4 %, k
+# at n = k sat within 1 % of the rule's 95 % and came out one too high in a run of .ci/run.
 HEADROOM = 0.75
-ROUND_TRIP_SHARE = 0.04
+ROUND_TRIP_SHARE = 0.02
 MAX_WALL_PAGE_US = 1e7  # emussd's limit: read_latency_us x time_dilation
 
 FIO_FILE_BYTES = 4 << 20
