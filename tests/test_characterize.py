@@ -71,6 +71,13 @@ def test_invalid_rules_are_refused(bad):
         characterize.Rule(**{**RULE.__dict__, **bad})
 
 
+def test_the_writeback_app_runs_150_operations_at_batch_1_on_a_slow_device():
+    app, point = {"read_fraction": 0.5}, {"runtime_ms": 300}
+    slow = {"read_lat_1_us": 6200.0, "write_lat_1_us": 12400.0}  # a 2 ms device dilated 3.1 times
+    assert bench.writeback_seconds(app, point, slow) == pytest.approx(150 * 9300e-6)
+    assert bench.writeback_seconds(app, point, {"read_lat_1_us": 90.0, "write_lat_1_us": 30.0}) == 0.3
+
+
 def test_writeback_batches_cover_k_w_and_beyond():
     assert bench.writeback_batches(8, 2) == [1, 2, 4, 7, 8, 9, 16]
     assert bench.writeback_batches(5, 2) == [1, 2, 4, 5, 6, 8, 10]
