@@ -69,7 +69,18 @@ checksums: check-config
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m ssdartifact checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 
-test: test-unit test-e2e
+# The builds the end-to-end tests need (the ACE tests' PostgreSQL with assertions, and the images
+# when there is a Docker engine) run beside the unit tests, which use about one of two cores, at a
+# lower priority: on 2 cores this saves most of the unit tests' time. A failed build fails the run.
+test: setup
+	@mkdir -p results/tests
+	@{ nice -n 10 python -m ace.build cassert && { ! docker info >/dev/null 2>&1 || \
+	   nice -n 10 python -m ssdartifact.containers build; }; } >results/tests/prebuild.log 2>&1 & prebuild=$$!; \
+	unit=0; $(MAKE) --no-print-directory test-unit || unit=$$?; \
+	if ! wait $$prebuild; then echo "make test: a build for the end-to-end tests failed (results/tests/prebuild.log):"; \
+	  tail -n 30 results/tests/prebuild.log; exit 1; fi; \
+	[ $$unit -eq 0 ] || exit $$unit; \
+	$(MAKE) --no-print-directory test-e2e
 
 # Each writes a JUnit report under results/tests/ (CI uploads it).
 test-unit: setup

@@ -30,6 +30,17 @@ def test_monotone(curve):
     assert outcome.status == claims.FAIL and "0 of 3 groups" in outcome.measured
 
 
+def test_a_failing_monotone_check_gives_the_failing_groups_points():
+    # what a CI log shows of a failure: by how much, not only that it failed
+    frame = pd.DataFrame({"policy": ["a", "a", "a", "b", "b", "b"], "read_pct": [0, 50, 100] * 2,
+                          "speedup": [2.1, 1.7, 1.0, 1.8, 1.9, 1.0]})
+    outcome = claims.check_monotone(frame, {"x": "read_pct", "y": "speedup", "group_by": ["policy"],
+                                            "direction": "decreasing", "tolerance": 0.05})
+    assert outcome.status == claims.FAIL
+    assert outcome.measured == ("1 of 2 groups decreasing (within 0.05) in read_pct; failing: "
+                                "{'policy': 'b'} (read_pct: speedup = 0: 1.8, 50: 1.9, 100: 1)")
+
+
 def test_monotone_strict_fails_on_a_plateau(curve):
     # at k = 1 every alpha gives speedup 1: non-strictly but not strictly increasing in alpha
     check = {"where": "k == 1", "x": "alpha", "y": "speedup", "group_by": ["k"]}

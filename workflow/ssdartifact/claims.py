@@ -71,13 +71,18 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
     grouped = rows.groupby(groups, sort=True) if groups else [((), rows)]
     for key, group in grouped:
         count += 1
-        values = group.sort_values(x)[y].tolist()
+        ordered = group.sort_values(x)
+        values = ordered[y].tolist()
         steps = [b - a if increasing else a - b for a, b in zip(values, values[1:])]
         if any(step < -tolerance or (strict and step <= 0) for step in steps):
-            failures.append(f"{dict(zip(groups, key if isinstance(key, tuple) else (key,)))}")
+            # the group's points, so that a failure in a log says by how much
+            points = ", ".join(f"{_fmt(a)}: {_fmt(b)}" for a, b in zip(ordered[x], values))
+            failures.append(f"{dict(zip(groups, key if isinstance(key, tuple) else (key,)))} ({x}: {y} = {points})")
     word = ("strictly " if strict else "") + ("increasing" if increasing else "decreasing") + (
         f" (within {tolerance})" if tolerance else "")
     measured = f"{count - len(failures)} of {count} groups {word} in {x}"
+    if failures:
+        measured += "; failing: " + "; ".join(failures[:3])
     detail = "not monotone in: " + "; ".join(failures[:5]) if failures else f"{y} {word} in {x}"
     return Outcome(FAIL if failures else PASS, measured, detail)
 
