@@ -70,15 +70,19 @@ checksums: check-config
 	@python -m ssdartifact checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 
 # The builds the end-to-end tests need (the ACE tests' PostgreSQL with assertions, and the images
-# when there is a Docker engine) run beside the unit tests, which use about one of two cores, at a
-# lower priority: on 2 cores this saves most of the unit tests' time. A failed build fails the run.
+# when there is a Docker engine) run beside the unit tests and each other, at a lower priority:
+# the unit tests use about one of two cores, and the image builds wait on downloads. A failed
+# build fails the run, with the end of its log.
 test: setup
 	@mkdir -p results/tests
-	@{ nice -n 10 python -m ace.build cassert && { ! docker info >/dev/null 2>&1 || \
-	   nice -n 10 python -m ssdartifact.containers build; }; } >results/tests/prebuild.log 2>&1 & prebuild=$$!; \
+	@nice -n 10 python -m ace.build cassert >results/tests/prebuild-ace.log 2>&1 & pids="$$!:ace"; \
+	if docker info >/dev/null 2>&1; then \
+	  nice -n 10 python -m ssdartifact.containers build >results/tests/prebuild-images.log 2>&1 & pids="$$pids $$!:images"; fi; \
 	unit=0; $(MAKE) --no-print-directory test-unit || unit=$$?; \
-	if ! wait $$prebuild; then echo "make test: a build for the end-to-end tests failed (results/tests/prebuild.log):"; \
-	  tail -n 30 results/tests/prebuild.log; exit 1; fi; \
+	for job in $$pids; do \
+	  if ! wait $${job%%:*}; then echo "make test: building for the end-to-end tests failed (results/tests/prebuild-$${job#*:}.log):"; \
+	    tail -n 30 results/tests/prebuild-$${job#*:}.log; exit 1; fi; \
+	done; \
 	[ $$unit -eq 0 ] || exit $$unit; \
 	$(MAKE) --no-print-directory test-e2e
 

@@ -1,10 +1,12 @@
 """Container images (ssdartifact.containers): keys, locks, the docker run command, clear errors;
 and, marked e2e, building the pio and report images and running their tools inside them."""
 
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -131,6 +133,46 @@ def test_python_lock_parsing_markers_and_staged_hashes(monkeypatch):
 
 
 # ---------------------------------------------------------------- docker run
+
+def _deb(directory: Path, package: str, **relations: str) -> Path:
+    """A minimal .deb, as dpkg-deb --build makes it: an ar archive of debian-binary, control.tar.xz
+    (a control file) and an empty data.tar.xz."""
+    fields = {"Package": package, "Version": "1", "Architecture": "all", "Maintainer": "test <t@example.org>",
+              "Description": "test\n a second line", **{key.replace("_", "-"): value for key, value in relations.items()}}
+    control = "".join(f"{key}: {value}\n" for key, value in fields.items()).encode()
+
+    def tar(files: dict[str, bytes]) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:xz") as archive:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    members = {"debian-binary": b"2.0\n", "control.tar.xz": tar({"./control": control}), "data.tar.xz": tar({})}
+    out = b"!<arch>\n"
+    for name, data in members.items():
+        out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode() + data + b"\n" * (len(data) % 2)
+    path = directory / f"{package}.deb"
+    path.write_bytes(out)
+    return path
+
+
+def test_python_closure_is_what_python_needs_from_the_lock(tmp_path):
+    """The shared first layers of every image: python3, python3-venv and what they need among the
+    image's .debs (alternatives, virtual packages, Pre-Depends), nothing else."""
+    debs = [_deb(tmp_path, "python3", Depends="libmissing (>= 2) | libbar, python3-minimal:any"),
+            _deb(tmp_path, "python3-venv", Depends="python3 (= 1)"),
+            _deb(tmp_path, "libbar", Provides="virtual-x"),
+            _deb(tmp_path, "python3-minimal", Pre_Depends="virtual-x"),
+            _deb(tmp_path, "fio", Depends="python3"),       # needs Python, but Python does not need it
+            _deb(tmp_path, "libunrelated")]
+    assert {path.stem for path in containers.python_closure(debs)} == {"python3", "python3-venv", "libbar",
+                                                                       "python3-minimal"}
+    with pytest.raises(ContainerError, match="python3-venv"):
+        containers.python_closure([debs[0], debs[2], debs[3]])
+
 
 def test_docker_run_command_is_unprivileged_and_mounts_only_what_is_declared(tmp_path):
     device = tmp_path / "ssd"

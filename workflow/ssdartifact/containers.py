@@ -28,12 +28,14 @@ import datetime as dt
 import fcntl
 import functools
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import tomllib
 import urllib.error
@@ -746,13 +748,16 @@ def _build(name: str, directory: Path, base_image: str, tag: str) -> None:
     with _exclusive("inputs"):  # images share the .deb and wheel stores
         debs = fetch_debs(directory / "packages.lock", base)
         wheels = fetch_wheels(python_lock) if python_lock.exists() else {}
-    # The build context: the image directory, debs/ and python/ (python.lock and its wheels).
+    # The build context: the image directory, python-debs/ and python/ (Python and the project's
+    # environment: the same in every image, so built once and shared) and debs/ (the rest).
     context = CACHE / "context" / name
     shutil.rmtree(context, ignore_errors=True)
     shutil.copytree(directory, context)
-    (context / "debs").mkdir()
+    shared = python_closure(debs) if wheels else set()
+    for folder in ("debs", "python-debs") if wheels else ("debs",):
+        (context / folder).mkdir()
     for path in debs:
-        _link(path, context / "debs" / path.name)
+        _link(path, context / ("python-debs" if path in shared else "debs") / path.name)
     if wheels:
         (context / "python" / "wheels").mkdir(parents=True)
         (context / "python" / "python.lock").write_text(staged_python_lock(python_lock.read_text(), wheels))
@@ -766,6 +771,63 @@ def _build(name: str, directory: Path, base_image: str, tag: str) -> None:
            str(context), log=log, env=legacy)
     shutil.rmtree(context, ignore_errors=True)
     _say(f"built {tag} in {time.monotonic() - started:.0f} s")
+
+
+PYTHON_PACKAGES = ("python3", "python3-venv")  # what an image's Python environment needs from Debian
+
+
+def python_closure(debs: list[Path]) -> set[Path]:
+    """The .debs among `debs` (an image's locked .debs, which include them) that PYTHON_PACKAGES
+    need: they and their dependencies (Depends, Pre-Depends, alternatives and virtual packages
+    included) that are in `debs`; the rest is in the base. Read from the .debs themselves, so it
+    is a function of the image's lock, and the same in every image whose lock pins the same Python."""
+    fields = {path: _control(path) for path in debs}
+    providers: dict[str, list[Path]] = {}
+    for path, control in fields.items():
+        for name in [control["Package"], *_names(control.get("Provides", ""))]:
+            providers.setdefault(name, []).append(path)
+    missing = [name for name in PYTHON_PACKAGES if name not in providers]
+    if missing:
+        raise ContainerError(f"the image's packages.lock has no {', '.join(missing)}, which its Python "
+                             f"environment needs: add them to its packages.txt and run `{REFRESH}`")
+    closure: set[Path] = set()
+    todo = list(PYTHON_PACKAGES)
+    while todo:
+        for path in providers.get(todo.pop(), []):
+            if path not in closure:
+                closure.add(path)
+                control = fields[path]
+                todo += _names(control.get("Depends", "") + "," + control.get("Pre-Depends", ""))
+    return closure
+
+
+def _names(relations: str) -> list[str]:
+    """The package names of a Depends-style field ("a (>= 1) | b, c:any" -> a, b, c)."""
+    return [alternative.split()[0].split(":")[0] for relation in relations.split(",")
+            for alternative in relation.split("|") if alternative.strip()]
+
+
+def _control(deb: Path) -> dict[str, str]:
+    """The fields of a .deb's control file, read in Python (an ar archive with control.tar.*), so
+    that hosts without dpkg (a registry base) can build images too."""
+    with open(deb, "rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise ContainerError(f"{deb} is not a .deb (no ar header)")
+        while header := handle.read(60):
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            if not name.startswith("control.tar"):
+                handle.seek(size + size % 2, os.SEEK_CUR)
+                continue
+            try:
+                with tarfile.open(fileobj=io.BytesIO(handle.read(size))) as archive:
+                    member = next((m for m in archive.getmembers() if m.name in ("./control", "control")), None)
+                    if member is None:
+                        break
+                    text = archive.extractfile(member).read().decode()
+            except tarfile.TarError as error:
+                raise ContainerError(f"cannot read {name} of {deb}: {error}") from error
+            return dict(re.findall(r"^([A-Za-z0-9-]+):[ \t]*(.*(?:\n[ \t].*)*)", text, flags=re.M))
+    raise ContainerError(f"{deb} has no control file")
 
 
 def _link(source: Path, target: Path) -> None:
