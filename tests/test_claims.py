@@ -38,7 +38,7 @@ def test_a_failing_monotone_check_gives_the_failing_groups_points():
                                             "direction": "decreasing", "tolerance": 0.05})
     assert outcome.status == claims.FAIL
     assert outcome.measured == ("1 of 2 groups decreasing (within 0.05) in read_pct; failing: "
-                                "{'policy': 'b'} (read_pct: speedup = 0: 1.8, 50: 1.9, 100: 1)")
+                                "policy=b (read_pct: speedup = 0: 1.8, 50: 1.9, 100: 1)")
 
 
 def test_monotone_strict_fails_on_a_plateau(curve):

@@ -77,13 +77,14 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
         if any(step < -tolerance or (strict and step <= 0) for step in steps):
             # the group's points, so that a failure in a log says by how much
             points = ", ".join(f"{_fmt(a)}: {_fmt(b)}" for a, b in zip(ordered[x], values))
-            failures.append(f"{dict(zip(groups, key if isinstance(key, tuple) else (key,)))} ({x}: {y} = {points})")
+            names = ", ".join(f"{g}={v}" for g, v in zip(groups, key if isinstance(key, tuple) else (key,)))
+            failures.append(f"{names} ({x}: {y} = {points})")
     word = ("strictly " if strict else "") + ("increasing" if increasing else "decreasing") + (
         f" (within {tolerance})" if tolerance else "")
     measured = f"{count - len(failures)} of {count} groups {word} in {x}"
     if failures:
         measured += "; failing: " + "; ".join(failures[:3])
-    detail = "not monotone in: " + "; ".join(failures[:5]) if failures else f"{y} {word} in {x}"
+    detail = f"{y} not {word} in {x} in {len(failures)} of {count} groups" if failures else f"{y} {word} in {x}"
     return Outcome(FAIL if failures else PASS, measured, detail)
 
 
