@@ -253,3 +253,20 @@ def test_check_config_refuses_a_device_it_cannot_emulate_with_the_numbers(emussd
     assert main(["check-config", "--profile", "ci"]) == 2
     assert ("'emu-huge' cannot be emulated faithfully on this machine: it needs a time dilation of 55000, which "
             "makes a page read take 55 s on the wall clock (emussd's limit: 10 s)") in capsys.readouterr().err
+
+
+@needs_fuse
+def test_a_refreshed_emulated_device_shows_the_files_changed_behind_its_back(emussd_binary):
+    """ACE rewrites the last run's cluster through prepare_dir; without a refresh the kernel keeps
+    the sizes it cached (FUSE) and an append lands after a hole of zeros."""
+    with devices.opened("emu-optane", 1 << 20, emussd_binary=emussd_binary) as opened:
+        seen, placed = opened.io_dir / "postgresql.conf", opened.prepare_dir / "postgresql.conf"
+        seen.write_bytes(b"x" * 5000)
+        assert seen.stat().st_size == 5000  # the kernel caches the size it was told (for 1 s)
+        os.truncate(placed, 100)  # changed behind the device's back
+        (opened.prepare_dir / "new").write_bytes(b"n")
+        opened.refresh()
+        with open(seen, "ab") as handle:
+            handle.write(b"tail")
+        assert placed.read_bytes() == b"x" * 100 + b"tail"
+        assert (opened.io_dir / "new").read_bytes() == b"n"

@@ -25,7 +25,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from . import REPO_ROOT, blockdev, config
 
@@ -195,6 +195,9 @@ class OpenDevice:
     block_path: Path | None = None  # a raw block device, checked by blockdev.check_block_device
     time_dilation: float = 1.0      # emulated devices: emussd's wall clock runs this much slower
     emulation: dict | None = None   # emulated devices: D and the calibration it was chosen from (provenance)
+    # Call after changing files through prepare_dir that were used through io_dir: the kernel
+    # caches an emulated SSD's file sizes and names (FUSE), so it is mounted again, over the same files.
+    refresh: Callable[[], None] = lambda: None
 
     def provenance(self) -> dict:
         """The declaration, with the time dilation and its reasons for an emulated device."""
@@ -277,14 +280,24 @@ def _mounted(name: str, device: dict, needed_bytes: int, emussd_binary: Path, st
     with Mount(emussd_binary, root, stats_out=stats_out, time_dilation=plan.factor,
                **emulated_model(device)) as mount:
         (mount.backing / "io").mkdir(exist_ok=True)
-        device_open = OpenDevice(name, device, mount.mountpoint / "io", mount.backing / "io",
-                                 time_dilation=plan.factor, emulation=facts)
-        yield device_open
-        facts["fidelity"] = fidelity(mount.stats())
-        if facts["fidelity"]["warning"]:
-            print(f"warning: emussd did not keep up with device {name!r} on this machine: "
-                  f"{facts['fidelity']['warning']}", file=sys.stderr)
+
+        def refresh():
+            _check_fidelity(name, mount, facts)
+            mount.stop()
+            mount.start()
+
+        yield OpenDevice(name, device, mount.mountpoint / "io", mount.backing / "io",
+                         time_dilation=plan.factor, emulation=facts, refresh=refresh)
+        _check_fidelity(name, mount, facts)
     shutil.rmtree(root / "backing", ignore_errors=True)
+
+
+def _check_fidelity(name: str, mount, facts: dict) -> None:
+    """Record whether emussd kept up with the mount's requests so far, and warn when it did not."""
+    facts["fidelity"] = fidelity(mount.stats())
+    if facts["fidelity"]["warning"]:
+        print(f"warning: emussd did not keep up with device {name!r} on this machine: "
+              f"{facts['fidelity']['warning']}", file=sys.stderr)
 
 
 @contextmanager

@@ -260,35 +260,39 @@ def run_ace_experiments(name: str, points: list[dict], profile_ace: dict, server
                                         sort_keys=True).encode()).hexdigest()[:10]
     raw_dir = Path(raw)
     raw_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
+    kept = [raw_dir / f"{context}-{run.key()}.json" for run in runs]
+    pending = [(index, run) for index, run in enumerate(runs) if not kept[index].exists()]
     with open(log, "w", encoding="utf-8") as progress:
         def say(message):
             print(message, file=progress, flush=True)
 
-        for index, run in enumerate(runs):
-            done = raw_dir / f"{context}-{run.key()}.json"
-            if not done.exists():
-                template = experiment.ensure_template(install, run.database, ACE_TEMPLATES, say)
-                needed = 2 * experiment.template_facts(template)["bytes"]
-                say(f"[{index + 1}/{len(runs)}] {run.workload} {run.policy} {run.variant} n_w={run.n_w} "
-                    f"pool={run.pool_fraction} repetition {run.repetition}")
-                with devices.opened(ace_config["wal_device"], needed) as wal, \
-                        devices.opened(name, needed, emussd_binary=Path(binary[0]) if binary else None) as opened:
-                    written_pages, source = _device_written_pages(opened)
+        if pending:
+            # Every template first, off the devices; then both devices stay open for the whole
+            # campaign, and each run rewrites the last run's cluster in place (experiment.mirror).
+            templates = {run.database: experiment.ensure_template(install, run.database, ACE_TEMPLATES, say)
+                         for _, run in pending}
+            needed = 2 * max(experiment.template_facts(template)["bytes"] for template in templates.values())
+            with devices.opened(ace_config["wal_device"], needed) as wal, \
+                    devices.opened(name, needed, emussd_binary=Path(binary[0]) if binary else None) as opened:
+                written_pages, source = _device_written_pages(opened)
+                for index, run in pending:
+                    opened.refresh()  # the last run's files are about to change behind the mount's back
+                    say(f"[{index + 1}/{len(runs)}] {run.workload} {run.policy} {run.variant} n_w={run.n_w} "
+                        f"pool={run.pool_fraction} repetition {run.repetition}")
                     measured = experiment.measure(
-                        install, run, template, data_dir=opened.io_dir / "data", wal_dir=wal.io_dir / f"wal-{name}",
-                        placed_data_dir=opened.prepare_dir / "data", settings=ace_config["server"],
-                        written_pages=written_pages, keep=done.with_suffix(""))
-                row = {"device": name, **facts,
-                       "database_kind": run.database.kind, "database_size": run.database.size,
-                       **{k: v for k, v in run.plain().items() if k != "database"}, **measured,
-                       "device_writes_source": source}
-                files.atomic_write_text(done, json.dumps(row, indent=1) + "\n")
-                say(f"    runtime {row['runtime_s']:.3f} s, {row['misses']} misses, {row['logical_writes']} writes")
-            rows.append({**json.loads(done.read_text(encoding="utf-8")), **facts})
+                        install, run, templates[run.database], data_dir=opened.io_dir / "data",
+                        wal_dir=wal.io_dir / f"wal-{name}", placed_data_dir=opened.prepare_dir / "data",
+                        settings=ace_config["server"], written_pages=written_pages, keep=kept[index].with_suffix(""))
+                    row = {"device": name, **facts,
+                           "database_kind": run.database.kind, "database_size": run.database.size,
+                           **{k: v for k, v in run.plain().items() if k != "database"}, **measured,
+                           "device_writes_source": source}
+                    files.atomic_write_text(kept[index], json.dumps(row, indent=1) + "\n")
+                    say(f"    runtime {row['runtime_s']:.3f} s, {row['misses']} misses, {row['logical_writes']} writes")
+    rows = [{**json.loads(path.read_text(encoding="utf-8")), **facts} for path in kept]
     write_csv(csv_out, RUN_COLUMNS, rows)
     provenance.write_sidecar(csv_out, produced_by="ssdartifact.steps.run_ace_experiments",
-                             inputs=[server_record, *alpha_k, *(raw_dir / f"{context}-{r.key()}.json" for r in runs)],
+                             inputs=[server_record, *alpha_k, *kept],
                              configs={f"configs/{c}": config.config_hash(c) for c in ("experiments/ace.yaml",
                                                                                       "devices.yaml")},
                              device=devices.declaration(name), started=started, columns=RUN_COLUMNS)

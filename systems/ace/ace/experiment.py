@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import fnmatch
 import hashlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -179,16 +181,78 @@ def pool_pages(template: Path, fraction: float) -> int:
 
 
 def place_cluster(template: Path, data_dir: Path, wal_dir: Path) -> None:
-    """Copy the template's cluster to data_dir, its WAL to wal_dir, linked as pg_wal."""
+    """Make data_dir the template's cluster and wal_dir its WAL, linked as pg_wal: an exact copy,
+    written over what an earlier run left there (`mirror`)."""
     source = Path(template) / "data"
-    shutil.rmtree(data_dir, ignore_errors=True)
-    shutil.rmtree(wal_dir, ignore_errors=True)
-    shutil.copytree(source, data_dir, symlinks=True, ignore=shutil.ignore_patterns("pg_wal", "postmaster.*"))
-    shutil.copytree(source / "pg_wal", wal_dir, symlinks=True)
+    mirror(source, data_dir, exclude=("pg_wal", "postmaster.*"))
+    mirror(source / "pg_wal", wal_dir)
     (Path(data_dir) / "pg_wal").symlink_to(Path(wal_dir).resolve())
     for path in (data_dir, wal_dir):
         hand_over(Path(path))
         Path(path).chmod(0o700)
+
+
+MIRROR_CHUNK = 1 << 16
+
+
+def mirror(source: Path, target: Path, exclude: tuple[str, ...] = ()) -> None:
+    """Make the directory `target` a byte-for-byte copy of `source` (files, their modes, symlinks,
+    subdirectories; `exclude`: names, glob patterns, in source's top level, left out), writing only
+    the chunks that differ and removing what source does not have. A run's cluster is the last
+    run's rewritten in place: a fresh copy creates ~1,000 files and 100 MB of new pages every run,
+    1.4 s of a 6 s run on a freshly booted 2-core VM, where mirroring the last run's takes 0.1 s."""
+    source, target = Path(source), Path(target)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        target.unlink()
+    target.mkdir(exist_ok=True)
+    wanted = {entry.name: entry for entry in os.scandir(source)
+              if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude)}
+    for entry in os.scandir(target):
+        if entry.name not in wanted or _kind(entry) != _kind(wanted[entry.name]):
+            _remove(Path(entry.path))
+    for name, entry in wanted.items():
+        placed = target / name
+        kind = _kind(entry)
+        if kind == "link":
+            link = os.readlink(entry.path)
+            if placed.is_symlink() and os.readlink(placed) != link:
+                placed.unlink()
+            if not placed.is_symlink():
+                os.symlink(link, placed)
+            continue
+        if kind == "dir":
+            mirror(Path(entry.path), placed)
+        else:
+            _mirror_file(Path(entry.path), placed)
+        placed.chmod(entry.stat().st_mode & 0o7777)
+
+
+def _kind(entry: os.DirEntry) -> str:
+    return "link" if entry.is_symlink() else "dir" if entry.is_dir(follow_symlinks=False) else "file"
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _mirror_file(source: Path, target: Path) -> None:
+    size = source.stat().st_size
+    read_fd = os.open(source, os.O_RDONLY)
+    try:
+        write_fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.ftruncate(write_fd, size)
+            for offset in range(0, size, MIRROR_CHUNK):
+                chunk = os.pread(read_fd, MIRROR_CHUNK, offset)
+                if os.pread(write_fd, len(chunk), offset) != chunk:
+                    os.pwrite(write_fd, chunk, offset)
+        finally:
+            os.close(write_fd)
+    finally:
+        os.close(read_fd)
 
 
 # ---------------------------------------------------------------------- pgbench
@@ -266,7 +330,6 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
         try:
             check_batch_sizes(pg, run)
             arguments = run.workload_arguments(scripts)
-            pg.sql("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
             if run.warmup_transactions:
                 pgbench(pg, arguments, run.clients, run.warmup_transactions, run.seed + 1_000_003,
                         _kept(keep, "warmup.txt"))
@@ -298,14 +361,17 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
 def check_batch_sizes(pg: Server, run: Run) -> None:
     """Refuse a run whose server batches fewer pages than its n_w or n_e: the server bounds
     both by the pool (at most 1 + shared_buffers / 8 pages; systems/ace/README.md), and such a
-    run would not be the one its parameters name."""
+    run would not be the one its parameters name. The same psql call creates pg_buffercache
+    (pool_state): a connection costs about 0.1 s on an emulated SSD, every run."""
     ace = VARIANTS[run.variant]
     expected = {"ace_n_w_effective": run.n_w if ace["ace"] else 1,
                 "ace_n_e_effective": run.n_e if ace.get("ace_prefetch", "off") != "off" else 1}
-    got = {name: int(pg.sql(f"SHOW {name}")) for name in expected}
+    shown = pg.sql("CREATE EXTENSION IF NOT EXISTS pg_buffercache; SELECT "
+                   + ", ".join(f"current_setting('{name}')" for name in [*expected, "shared_buffers"])).split("|")
+    got = dict(zip(expected, map(int, shown)))
     if got != expected:
         raise ExperimentError(
-            f"the server runs {got} for n_w = {run.n_w}, n_e = {run.n_e}: a pool of {pg.sql('SHOW shared_buffers')} "
+            f"the server runs {got} for n_w = {run.n_w}, n_e = {run.n_e}: a pool of {shown[-1]} "
             "allows batches of at most 1 + shared_buffers / 8 pages. Give this figure a larger pool_fraction "
             "(configs/experiments/ace.yaml or the profile) or a larger database, or a smaller n_w / n_e")
 

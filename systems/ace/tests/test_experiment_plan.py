@@ -3,10 +3,14 @@ figure, shared runs, and the speedups and deltas of the figure CSVs."""
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ace import experiment, plan, results
 from ssdartifact import config
@@ -33,13 +37,13 @@ def test_a_report_without_its_numbers_is_an_error():
 
 
 class _ServerShowing:
-    """A server that answers SHOW with the given settings."""
+    """A server that answers current_setting(...) with the given settings, as psql -A -t prints them."""
 
     def __init__(self, **settings):
         self.settings = settings
 
     def sql(self, query: str) -> str:
-        return str(self.settings[query.removeprefix("SHOW ")])
+        return "|".join(str(self.settings[name]) for name in re.findall(r"current_setting\('(\w+)'\)", query))
 
 
 @pytest.mark.parametrize("variant,n_w_effective,n_e_effective,refused", [
@@ -165,3 +169,70 @@ def test_a_run_is_either_synthetic_or_tpcc():
         experiment.Run(variant="ace", tpcc_mix="mix", read_pct=50, hot_ops_pct=90, hot_pages_pct=10, **fields)
     with pytest.raises(ValueError, match="variant 'fast'"):
         experiment.Run(variant="fast", read_pct=50, hot_ops_pct=90, hot_pages_pct=10, **fields)
+
+
+# ---- placing a run's cluster: mirror rewrites the last run's in place
+
+def _tree(root: Path) -> dict:
+    """Every entry under root: kind, mode and content (or link target), by relative path."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        if path.is_symlink():
+            found[name] = ("link", os.readlink(path))
+        elif path.is_dir():
+            found[name] = ("dir", path.stat().st_mode & 0o7777)
+        else:
+            found[name] = ("file", path.stat().st_mode & 0o7777, path.read_bytes())
+    return found
+
+
+_NAMES = st.sampled_from(["a", "b", "c", "pg_wal", "postmaster.pid"])
+_CONTENT = st.binary(max_size=3 * experiment.MIRROR_CHUNK // 2) | st.sampled_from([b"", b"\0" * 5000])
+_TREE = st.recursive(_CONTENT | st.tuples(st.just("link"), st.sampled_from(["a", "../x", "/nowhere"])),
+                     lambda children: st.dictionaries(_NAMES, children, max_size=4), max_leaves=12)
+
+
+def _build(root: Path, spec) -> None:
+    for name, child in spec.items():
+        path = root / name
+        if isinstance(child, dict):
+            path.mkdir()
+            path.chmod(0o750)
+            _build(path, child)
+        elif isinstance(child, tuple):
+            path.symlink_to(child[1])
+        else:
+            path.write_bytes(child)
+            path.chmod(0o640 if len(child) % 2 else 0o600)
+
+
+@settings(max_examples=150, deadline=None)
+@given(source=st.dictionaries(_NAMES, _TREE, max_size=5), earlier=st.dictionaries(_NAMES, _TREE, max_size=5))
+def test_mirror_makes_any_earlier_tree_an_exact_copy_of_the_source(tmp_path_factory, source, earlier):
+    root = tmp_path_factory.mktemp("mirror")
+    (root / "source").mkdir()
+    (root / "target").mkdir()
+    _build(root / "source", source)
+    _build(root / "target", earlier)  # what the last run left: other files, kinds, sizes and links
+    experiment.mirror(root / "source", root / "target", exclude=("pg_wal", "postmaster.*"))
+    expected = {name: entry for name, entry in _tree(root / "source").items()
+                if name.split("/")[0] not in ("pg_wal", "postmaster.pid")}
+    assert _tree(root / "target") == expected
+
+
+def test_mirror_writes_only_the_chunks_that_differ(tmp_path):
+    chunk = experiment.MIRROR_CHUNK
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "f").write_bytes(b"a" * chunk + b"b" * chunk + b"c" * chunk)
+    experiment.mirror(tmp_path / "source", tmp_path / "target")
+    placed = tmp_path / "target" / "f"
+    placed.write_bytes(b"a" * chunk + b"X" * chunk + b"c" * chunk + b"tail")  # a run changed one chunk and grew
+    inode = placed.stat().st_ino
+    writes = []
+    real_pwrite = os.pwrite
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "pwrite", lambda fd, data, offset: writes.append(offset) or real_pwrite(fd, data, offset))
+        experiment.mirror(tmp_path / "source", tmp_path / "target")
+    assert writes == [chunk] and placed.stat().st_ino == inode  # the same file, one chunk rewritten
+    assert placed.read_bytes() == (tmp_path / "source" / "f").read_bytes()
