@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import synthetic
-from .server import Server, check_reachable, hand_over
+from .server import Server, Session, check_reachable, hand_over
 
 PAGE_BYTES = 8192       # PostgreSQL's block size
 MIN_POOL_PAGES = 64     # PostgreSQL needs a few buffers per backend; far below every grid point
@@ -328,17 +328,18 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
         pg.configure({**pg.connection_settings(), **settings, **run.server_settings(pages)})
         pg.start()
         try:
-            check_batch_sizes(pg, run)
-            arguments = run.workload_arguments(scripts)
-            if run.warmup_transactions:
-                pgbench(pg, arguments, run.clients, run.warmup_transactions, run.seed + 1_000_003,
-                        _kept(keep, "warmup.txt"))
-            # Counters as differences of snapshots, each read in one statement with the device's
-            # count right after it: the background writer cleans on its own clock (a round every
-            # 200 ms), also between the warm-up and the run and after the run.
-            start, before = pool_state(pg), written_pages()
-            measured = pgbench(pg, arguments, run.clients, run.transactions, run.seed, _kept(keep, "pgbench.txt"))
-            end, after = pool_state(pg), written_pages()
+            with pg.session() as session:  # one connection, idle while pgbench runs
+                check_batch_sizes(session, run)
+                arguments = run.workload_arguments(scripts)
+                if run.warmup_transactions:
+                    pgbench(pg, arguments, run.clients, run.warmup_transactions, run.seed + 1_000_003,
+                            _kept(keep, "warmup.txt"))
+                # Counters as differences of snapshots, each read in one statement with the device's
+                # count right after it: the background writer cleans on its own clock (a round every
+                # 200 ms), also between the warm-up and the run and after the run.
+                start, before = pool_state(session), written_pages()
+                measured = pgbench(pg, arguments, run.clients, run.transactions, run.seed, _kept(keep, "pgbench.txt"))
+                end, after = pool_state(session), written_pages()
             counters = {name: end[name] - start.get(name, 0) for name in end}
         finally:
             pg.stop("immediate")  # the cluster is thrown away: no shutdown checkpoint to wait for
@@ -358,11 +359,10 @@ def measure(install: Path, run: Run, template: Path, *, data_dir: Path, wal_dir:
     return row
 
 
-def check_batch_sizes(pg: Server, run: Run) -> None:
+def check_batch_sizes(pg: Server | Session, run: Run) -> None:
     """Refuse a run whose server batches fewer pages than its n_w or n_e: the server bounds
     both by the pool (at most 1 + shared_buffers / 8 pages; systems/ace/README.md), and such a
-    run would not be the one its parameters name. The same psql call creates pg_buffercache
-    (pool_state): a connection costs about 0.1 s on an emulated SSD, every run."""
+    run would not be the one its parameters name. The same query creates pg_buffercache (pool_state)."""
     ace = VARIANTS[run.variant]
     expected = {"ace_n_w_effective": run.n_w if ace["ace"] else 1,
                 "ace_n_e_effective": run.n_e if ace.get("ace_prefetch", "off") != "off" else 1}
@@ -376,7 +376,7 @@ def check_batch_sizes(pg: Server, run: Run) -> None:
             "(configs/experiments/ace.yaml or the profile) or a larger database, or a smaller n_w / n_e")
 
 
-def pool_state(pg: Server) -> dict[str, int]:
+def pool_state(pg: Server | Session) -> dict[str, int]:
     """The pool's counters (pg_ace_counters) and its dirty pages, read in one statement. A run's
     writes plus the change in dirty pages are the writes its updates cost, whenever the pool
     writes them (a short run ends with many still owed)."""

@@ -58,3 +58,13 @@ def test_a_run_on_an_emulated_ssd(install, server_root):
     assert ace["misses"] == pytest.approx(baseline["misses"], rel=0.01)
     assert ace["runtime_s"] < baseline["runtime_s"]  # write-heavy, alpha 3, k_w 4: batching pays
 
+
+
+def test_a_session_answers_as_sql_does_and_reports_an_error(install, server_root):
+    from ace.server import Server, ServerError
+
+    with Server(install, server_root) as pg, pg.session() as session:
+        assert session.sql("SELECT 1, 'a';") == pg.sql("SELECT 1, 'a'") == "1|a"
+        assert session.sql("SELECT generate_series(1, 3)") == "1\n2\n3"
+        with pytest.raises(ServerError, match='column "nosuch" does not exist'):
+            session.sql("SELECT nosuch")

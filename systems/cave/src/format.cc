@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "common.h"
 
@@ -261,15 +265,36 @@ GraphHeader read_header(int fd, const std::string& path) {
 }
 
 namespace {
+// A region is read in chunks of 128 KiB (FUSE's largest request), up to kRegionReaders at once:
+// an SSD serves them side by side. The load is not in runtime_s, but read one chunk at a time it
+// took 1 to 2 s of every run on the quick profile's emulated PCIe SSD (10 ms per read).
+constexpr uint64_t kRegionChunk = 32;  // blocks per read
+constexpr uint64_t kRegionReaders = 16;
+
 void read_region(int fd, void* dst, uint64_t first_block, uint64_t blocks, const std::string& what) {
-  constexpr uint64_t kChunk = 256;  // blocks per read (1 MiB)
-  std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kChunk * kBlockSize)));
-  char* out = static_cast<char*>(dst);
-  for (uint64_t b = 0; b < blocks; b += kChunk) {
-    const uint64_t n = std::min(kChunk, blocks - b);
-    read_exact(fd, buf.get(), n * kBlockSize, (first_block + b) * kBlockSize, what);
-    std::memcpy(out + b * kBlockSize, buf.get(), n * kBlockSize);
-  }
+  const uint64_t chunks = (blocks + kRegionChunk - 1) / kRegionChunk;
+  std::atomic<uint64_t> next{0};
+  std::mutex failed_m;
+  std::exception_ptr failed;
+  auto reader = [&] {
+    try {
+      std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kRegionChunk * kBlockSize)));
+      for (uint64_t c = next++; c < chunks; c = next++) {
+        const uint64_t b = c * kRegionChunk, n = std::min(kRegionChunk, blocks - b);
+        read_exact(fd, buf.get(), n * kBlockSize, (first_block + b) * kBlockSize, what);
+        std::memcpy(static_cast<char*>(dst) + b * kBlockSize, buf.get(), n * kBlockSize);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> g(failed_m);
+      if (!failed) failed = std::current_exception();
+      next = chunks;  // the others stop after their current read
+    }
+  };
+  std::vector<std::thread> others;
+  for (uint64_t t = 1; t < std::min(chunks, kRegionReaders); ++t) others.emplace_back(reader);
+  reader();
+  for (auto& t : others) t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 }  // namespace
 
