@@ -204,7 +204,7 @@ def mirror(source: Path, target: Path, exclude: tuple[str, ...] = ()) -> None:
     source, target = Path(source), Path(target)
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         target.unlink()
-    target.mkdir(exist_ok=True)
+    target.mkdir(parents=True, exist_ok=True)
     wanted = {entry.name: entry for entry in os.scandir(source)
               if not any(fnmatch.fnmatch(entry.name, pattern) for pattern in exclude)}
     for entry in os.scandir(target):

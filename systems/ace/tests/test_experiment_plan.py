@@ -236,3 +236,10 @@ def test_mirror_writes_only_the_chunks_that_differ(tmp_path):
         experiment.mirror(tmp_path / "source", tmp_path / "target")
     assert writes == [chunk] and placed.stat().st_ino == inode  # the same file, one chunk rewritten
     assert placed.read_bytes() == (tmp_path / "source" / "f").read_bytes()
+
+
+def test_mirror_creates_the_target_and_its_parents(tmp_path):
+    (tmp_path / "source" / "sub").mkdir(parents=True)
+    (tmp_path / "source" / "sub" / "f").write_bytes(b"data")
+    experiment.mirror(tmp_path / "source", tmp_path / "wal" / "baseline")
+    assert _tree(tmp_path / "wal" / "baseline") == _tree(tmp_path / "source")
