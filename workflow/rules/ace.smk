@@ -16,6 +16,7 @@ rule fetch_postgresql_source:
         ACE_SOURCE_LOCK,
     output:
         tarball=ACE_TARBALL,
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/fetch_postgresql_source.log",
     run:
@@ -33,6 +34,7 @@ rule build_ace_server:
     output:
         record=ACE_SERVER,
     threads: workflow.cores  # make -j uses every core: nothing, a measurement least of all, runs beside it
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/build_ace_server.log",
     benchmark:
@@ -54,10 +56,32 @@ ACE_FIGURE_CSVS = {figure: f"results/ace/{figure}.csv" for figure in ACE_GRIDS}
 ACE_RUN_RESULTS = (["results/ace/runs.csv", *ACE_FIGURE_CSVS.values()]) if ACE_GRIDS else []
 
 
+rule load_ace_templates:
+    """Every database the campaigns run on, loaded once into a template cluster (a computation:
+    alone, and before any campaign, so none loads one beside another device's measurement)."""
+    input:
+        server=ACE_SERVER,
+        experiment="configs/experiments/ace.yaml",
+        image=image("ace"),
+    output:
+        record="results/ace/templates.json",
+    params:
+        points=[point for device in ACE_DEVICES for point in ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, device)],
+        profile=ACE_PROFILE,
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    log:
+        "results/logs/load_ace_templates.log",
+    benchmark:
+        "results/benchmarks/load_ace_templates.tsv"
+    run:
+        steps.load_ace_templates(params.points, params.profile, input.server, output.record, log[0])
+
+
 rule run_ace_experiments:
     """Every Chapter 4 run on one device: patched PostgreSQL, pgbench, same work per configuration."""
     input:
         server=ACE_SERVER,
+        templates="results/ace/templates.json",
         # the device's characterization, when this profile measures it (ACE's n_w is its k_w)
         alpha_k=lambda w: [f"results/pio/devices/{w.device}/alpha_k.csv"] if w.device in CHARACTERIZED else [],
         binary=emussd_binary_for,
@@ -74,6 +98,7 @@ rule run_ace_experiments:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(ACE_WAL_DEVICE),
+    priority: measurement_priority(first_among_measurements=True)
     log:
         "results/logs/run_ace_experiments/{device}.log",
     benchmark:

@@ -30,6 +30,7 @@ rule build_cave:
         image("cave"),
     output:
         binary=CAVE_BINARY,
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/build_cave.log",
     benchmark:
@@ -92,6 +93,7 @@ rule run_cave_experiments:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(),
+    priority: measurement_priority()
     log:
         "results/logs/run_cave_experiments/{device}.log",
     benchmark:

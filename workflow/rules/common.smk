@@ -59,7 +59,18 @@ def image(name):
 # simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
 # machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
 # beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
-SIDE_BY_SIDE = config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False))
+def _switch(name, value):
+    """A yes/no setting: the profile's boolean, or `--config name=true|false` (which Snakemake passes
+    on as the string 'true' or 'false', both of which Python would take for yes)."""
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise WorkflowError(f"--config {name}={value}: expected true or false")
+
+
+SIDE_BY_SIDE = _switch("emulated_side_by_side",
+                       config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
 MACHINE_SHARES = 2
 # One measurement per device at a time: every device a measurement uses is a resource of one
 # (ACE's runs also write their WAL to configs/experiments/ace.yaml's wal_device, so two ACE
@@ -88,6 +99,27 @@ def alone_unless_emulated(wildcards):
 def measurement_threads(wildcards):
     """A measurement's threads: all cores when it runs alone (nothing then runs beside it), else one."""
     return 1 if alone_unless_emulated(wildcards) < MACHINE_SHARES else workflow.cores
+
+
+# The order that keeps both lanes busy when measurements run side by side (higher first; Snakemake
+# starts the ready job of highest priority that fits). ACE's campaigns all write their WAL to one
+# device, so they form one lane, the longest (about a third of the quick profile): the builds it
+# and the other measurements need come first, then ACE's campaigns on emulated devices, while the
+# other emulated measurements fill the second lane beside them; a measurement on a real device
+# runs alone, so it waits until nothing on an emulated one is ready. Without side by side the
+# order changes nothing but which job comes first.
+PRIORITY_BUILD_FOR_MEASUREMENTS = 30
+PRIORITY_ACE_CAMPAIGN = 20
+PRIORITY_EMULATED_MEASUREMENT = 10
+
+
+def measurement_priority(first_among_measurements=False):
+    """A measurement's priority: `first_among_measurements` for ACE's lane; real devices last."""
+    def priority(wildcards):
+        if steps.devices.declaration(wildcards.device)["kind"] != "emulated":
+            return 0
+        return PRIORITY_ACE_CAMPAIGN if first_among_measurements else PRIORITY_EMULATED_MEASUREMENT
+    return priority
 
 
 def every_other_job_runs_alone():

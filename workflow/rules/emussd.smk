@@ -14,6 +14,7 @@ rule build_emussd:
         image("emussd"),
     output:
         binary=EMUSSD_BINARY,
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/build_emussd.log",
     benchmark:

@@ -206,6 +206,26 @@ def build_ace_server(record: str, jobs: int, log: str) -> None:
 ACE_TEMPLATES = REPO_ROOT / "scratch" / "ace" / "templates"  # loaded databases, copied onto a device per run
 
 
+@in_image("ace")
+def load_ace_templates(points: list[dict], profile_ace: dict, server_record: str, record: str, log: str) -> None:
+    """Every database Chapter 4's campaigns run on (`points`: every device's), loaded once into a
+    template cluster, off the devices. Its own job, so that no campaign loads one (PostgreSQL and
+    pgbench busy on both cores for half a minute or more) beside a measurement on another device
+    when measurements run side by side."""
+    from ace import experiment, plan  # noqa: PLC0415
+
+    started = provenance.now()
+    install = REPO_ROOT / json.loads(Path(server_record).read_text(encoding="utf-8"))["install"]
+    fillfactor = config.load("experiments/ace.yaml")["fillfactor"]
+    with open(log, "w", encoding="utf-8") as progress:
+        loaded = [experiment.template_facts(experiment.ensure_template(
+                      install, database, ACE_TEMPLATES, lambda message: print(message, file=progress, flush=True)))
+                  for database in plan.databases(points, profile_ace, fillfactor)]
+    files.atomic_write_text(Path(record), json.dumps(loaded, indent=1) + "\n")
+    provenance.write_sidecar(record, produced_by="ssdartifact.steps.load_ace_templates", inputs=[server_record],
+                             started=started)
+
+
 def device_facts(name: str, alpha_k: list[str], block_size: int) -> dict:
     """A device's alpha, k_r and k_w at one block size: measured when this profile characterizes
     the device (alpha_k: its alpha_k.csv), else declared (an emulated device)."""

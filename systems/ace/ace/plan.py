@@ -69,16 +69,17 @@ def figure_points(experiment: dict, figure: str, grid: dict, profile_ace: dict) 
 
 
 def device_points(experiment: dict, profile_ace: dict, device: str) -> list[dict]:
-    """Every distinct point any figure runs on `device`, in a stable order."""
-    seen, points = set(), []
+    """Every distinct point any figure runs on `device`, in a stable order, each with its
+    `repetitions`: the figure's (more where a claim judges differences near the runs' noise) or the
+    profile's, the most any of its figures asks for when figures share it."""
+    points: dict[tuple, dict] = {}
     for figure, grid in figure_grids(experiment, profile_ace).items():
         if device in grid["devices"]:
+            repetitions = grid.get("repetitions", profile_ace["repetitions"])
             for point in figure_points(experiment, figure, grid, profile_ace):
-                key = tuple(sorted(point.items()))
-                if key not in seen:
-                    seen.add(key)
-                    points.append(point)
-    return points
+                kept = points.setdefault(tuple(sorted(point.items())), {**point, "repetitions": repetitions})
+                kept["repetitions"] = max(kept["repetitions"], repetitions)
+    return list(points.values())
 
 
 def ace_devices(profile_ace: dict) -> list[str]:
@@ -100,20 +101,37 @@ def resolve(point: dict, k_w: int) -> dict:
     return {**point, **{k: min(k_w, MAX_BATCH) if point[k] == DEVICE else point[k] for k in ("n_w", "n_e")}}
 
 
+def database_of(point: dict, profile_ace: dict, fillfactor: int) -> Database:
+    """The database a point runs on (TPC-C's tables keep PostgreSQL's default fillfactor)."""
+    kind = point["database_kind"]
+    return Database(kind, point["database_size"], fillfactor if kind != "tpcc" else 100, profile_ace.get("seed", 1))
+
+
+def databases(points: list[dict], profile_ace: dict, fillfactor: int) -> list[Database]:
+    """Every database `points` run on, once each, in order of first use."""
+    return list(dict.fromkeys(database_of(point, profile_ace, fillfactor) for point in points))
+
+
 def runs(points: list[dict], profile_ace: dict, fillfactor: int, k_w: int) -> list[Run]:
-    """The runs of `points` on a device whose k_w is known, each repeated; points that are the
-    same once n_w and n_e are known (n_w = 8 and "device" on a device with k_w = 8) run once."""
-    resolved = list(dict.fromkeys(tuple(sorted(resolve(point, k_w).items())) for point in points))
+    """The runs of `points` (device_points) on a device whose k_w is known, each point repeated
+    its `repetitions` (else the profile's); points that are the same once n_w and n_e are known
+    (n_w = 8 and "device" on a device with k_w = 8) run once, as often as the most either asks."""
+    resolved: dict[tuple, int] = {}
+    for point in points:
+        repetitions = point.get("repetitions", profile_ace["repetitions"])
+        key = tuple(sorted(resolve({k: v for k, v in point.items() if k != "repetitions"}, k_w).items()))
+        resolved[key] = max(resolved.get(key, 0), repetitions)
     seed = profile_ace.get("seed", 1)
     out = []
-    for point in map(dict, resolved):
-        kind, size = point.pop("database_kind"), point.pop("database_size")
-        tpcc = kind == "tpcc"
-        database = Database(kind, size, fillfactor if not tpcc else 100, seed)
+    for key, repetitions in resolved.items():
+        point = dict(key)
+        database = database_of(point, profile_ace, fillfactor)
+        del point["database_kind"], point["database_size"]
+        tpcc = database.kind == "tpcc"
         prefix = "tpcc_" if tpcc else ""
         out += [Run(database=database, clients=profile_ace[f"{prefix}clients"],
                     transactions=profile_ace[f"{prefix}transactions"],
                     warmup_transactions=profile_ace[f"{prefix}warmup_transactions"], seed=seed,
                     repetition=repetition, **point)
-                for repetition in range(profile_ace["repetitions"])]
+                for repetition in range(repetitions)]
     return out

@@ -96,6 +96,27 @@ def test_device_concurrency_and_repetitions(ace_config):
     assert {r.repetition for r in runs} == {0, 1} and len({r.key() for r in runs}) == len(runs)
 
 
+def test_a_figure_may_repeat_its_points_more_and_a_shared_point_runs_as_often_as_most_asked(ace_config):
+    """Figure 4.11 repeated three times, Figure 4.8 twice (the profile's): the MS points both figures
+    run (baseline and ace_pf) three times, every other point of Figure 4.8 twice."""
+    profile = {**PROFILE, "figures": {"fig_4_8": {"devices": ["d"], "policies": ["clock"]},
+                                      "fig_4_11": {"devices": ["d"], "policies": ["clock"], "repetitions": 3}}}
+    runs = plan.runs(plan.device_points(ace_config, profile, "d"), profile, 90, k_w=8)
+    per_point = {}
+    for run in runs:
+        per_point.setdefault((run.workload, run.variant, run.n_w), set()).add(run.repetition)
+    assert len({run.key() for run in runs}) == len(runs)
+    read_pcts = {plan.workload_name(ace_config, r, 90, 10) for r in ace_config["figures"]["fig_4_11"]["read_pcts"]}
+    assert read_pcts >= {"MS"}
+    in_fig_4_11 = {(w, v) for w in read_pcts for v in ace_config["figures"]["fig_4_11"]["variants"]}
+    assert any(key[:2] in in_fig_4_11 for key in per_point) and any(key[:2] not in in_fig_4_11 for key in per_point)
+    for (workload, variant, _), repetitions in per_point.items():
+        assert repetitions == set(range(3 if (workload, variant) in in_fig_4_11 else 2)), (workload, variant)
+    # the profile's count alone: two, as before
+    assert {r.repetition for r in plan.runs(plan.device_points(ace_config, PROFILE, "dev-b"), PROFILE, 90, k_w=8)} \
+        == {0, 1}
+
+
 def test_a_device_measured_beyond_the_server_s_largest_batch_runs_at_it(ace_config):
     """The full profile characterizes up to 256 threads; ace_n_w above 64 would stop the server."""
     runs = plan.runs(plan.device_points(ace_config, {**PROFILE, "figures": {"fig_4_8": {"devices": ["d"]}}}, "d"),
