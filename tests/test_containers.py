@@ -267,6 +267,7 @@ def _timed_build(name: str) -> str:
 
 
 @pytest.mark.e2e
+@pytest.mark.docker
 @needs_docker
 def test_pio_image_runs_fio_and_the_project_as_the_host_user_offline():
     tag = _timed_build("pio")
@@ -280,6 +281,7 @@ def test_pio_image_runs_fio_and_the_project_as_the_host_user_offline():
 
 
 @pytest.mark.e2e
+@pytest.mark.docker
 @needs_docker
 def test_report_image_has_r_ggplot2_and_latexmk():
     tag = _timed_build("report")
@@ -289,6 +291,7 @@ def test_report_image_has_r_ggplot2_and_latexmk():
 
 
 @pytest.mark.e2e
+@pytest.mark.docker
 @needs_docker
 def test_images_are_not_rebuilt_when_nothing_changed():
     containers.ensure_image("pio")

@@ -164,6 +164,7 @@ def keep_for_review(clone, name):
             shutil.copy2(source, keep / target)
 
 
+@pytest.mark.wall_clock
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
 def test_the_quick_profile_measures_an_emulated_ssd(clone):
     # what an earlier test's profile left must not pass for this run's in the review copy
@@ -215,6 +216,7 @@ def _docker_engine() -> bool:
         return False
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(not _docker_engine(), reason="no Docker engine here: the docker runtime is not tested")
 def test_the_docker_runtime_gives_the_same_bytes_as_native(clone):
     """Every step in its system's image (built or found by `make images`), as the host user."""
@@ -228,6 +230,7 @@ def test_the_docker_runtime_gives_the_same_bytes_as_native(clone):
     assert code == 0 and "verify: OK" in out, out[-3000:]
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
                     reason="needs a Docker engine and /dev/fuse: the characterization is not tested in docker mode")
 def test_the_characterization_runs_in_the_pio_image_with_an_emulated_ssd(clone):
@@ -244,6 +247,7 @@ def test_the_characterization_runs_in_the_pio_image_with_an_emulated_ssd(clone):
     assert not os.path.ismount(clone / "scratch/emussd/emu-optane/mnt"), "the emulated SSD must be unmounted"
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(not _docker_engine(), reason="no Docker engine here: the ace image is not tested")
 def test_the_ace_server_builds_and_runs_in_its_image(clone):
     """Thesis Chapter 4's PostgreSQL built by the workflow in the ace image, then started there
@@ -271,6 +275,7 @@ def test_the_ace_server_builds_and_runs_in_its_image(clone):
     assert counters["ace_batches"] > 0 and counters["misses"] > 0
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
                     reason="needs a Docker engine and /dev/fuse: Chapter 4's runs are not tested in docker mode")
 def test_the_ace_experiments_run_in_the_ace_image_with_an_emulated_ssd(clone):
@@ -293,6 +298,7 @@ def test_the_ace_experiments_run_in_the_ace_image_with_an_emulated_ssd(clone):
     assert not os.path.ismount(clone / "scratch/emussd/emu-optane-db/mnt"), "the emulated SSD must be unmounted"
 
 
+@pytest.mark.docker  # 4 concurrent reads beat 1 by far more than a busy machine slows either
 @pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
                     reason="needs a Docker engine and /dev/fuse: Chapter 5's runs are not tested in docker mode")
 def test_the_cave_experiments_run_in_the_cave_image_with_an_emulated_ssd(clone):

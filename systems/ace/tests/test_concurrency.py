@@ -14,6 +14,7 @@ from emussd.harness import DEFAULT_BUILD_DIR, Mount, build, fuse_available
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.wall_clock,
     pytest.mark.skipif(not fuse_available(), reason="/dev/fuse is absent: emussd needs FUSE"),
 ]
 

@@ -25,6 +25,7 @@ def _run(variant: str, **fields) -> Run:
     return Run(**{**values, **fields})
 
 
+@pytest.mark.wall_clock  # ACE must be faster than the baseline
 def test_a_run_on_an_emulated_ssd(install, server_root):
     binary = emussd.build(emussd.DEFAULT_BUILD_DIR)
     templates, wal = server_root / "templates", server_root / "wal"

@@ -25,6 +25,7 @@ def emussd_binary():
     return build()
 
 
+@pytest.mark.wall_clock
 def test_bfs_runtime_falls_until_k_r_on_emussd(binary, emussd_binary, tmp_path):
     from emussd.harness import Mount
 

@@ -84,6 +84,7 @@ def test_rank_agreement_counts_only_clear_discordances():
 
 
 @pytest.mark.e2e
+@pytest.mark.wall_clock  # the emulator sleeps: its policies' order comes from the clock
 def test_emulator_ranks_policies_as_the_simulator(binary):
     """Both engines on 1e4 requests (100 us-scale sleeps). The rule-based policies make the same
     decisions in both engines (their decisions do not depend on time), so their migration counts
