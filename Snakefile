@@ -54,5 +54,5 @@ rule all:
         RESTORE_DETERMINISTIC_RESULTS,
 
 
-# Last, once every rule is defined (common.smk: measurements side by side, computations beside them).
-place_the_other_jobs()
+# Last, once every rule is defined (common.smk: measurements side by side).
+every_other_job_runs_alone()

@@ -37,7 +37,7 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, computations_beside_measurements, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,

@@ -11,14 +11,14 @@ import time
 
 import pytest
 
-from ssdartifact import REPO_ROOT, devices, scheduling
+from ssdartifact import REPO_ROOT, devices
 
 MEASUREMENTS = {"characterize_device", "run_ace_experiments", "run_cave_experiments"}
 
 
 def planned_jobs(profile, *settings):
-    """(rule, device or '', threads, machine share or None, devices held, priority, measuring) of
-    every job of a forced dry run."""
+    """(rule, device or '', threads, machine share or None, devices held, priority) of every job of a
+    forced dry run."""
     result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "2",
                              "--config", f"profile={profile}", *settings], cwd=REPO_ROOT, capture_output=True,
                             text=True)
@@ -34,8 +34,7 @@ def planned_jobs(profile, *settings):
         held = set(re.findall(r"device_(\w+)=1", block))
         priority = re.search(r"priority: (\d+)", block)
         jobs.append((rule.group(1), device.group(1) if device else "", int(threads.group(1)) if threads else 1,
-                     int(share.group(1)) if share else None, held, int(priority.group(1)) if priority else 0,
-                     "measuring=1" in block))
+                     int(share.group(1)) if share else None, held, int(priority.group(1)) if priority else 0))
     return jobs
 
 
@@ -53,7 +52,7 @@ def test_measurements_on_emulated_devices_run_two_at_a_time_and_nothing_beside_t
     assert len(alone) + len(side_by_side) == len(jobs)
     # each measurement holds its device, and ACE's also the device its WAL is written to: two
     # ACE campaigns never run side by side
-    for rule, name, _, _, held, *_ in jobs:
+    for rule, name, _, _, held, _ in jobs:
         if rule in MEASUREMENTS:
             wal = {"local_disk"} if rule == "run_ace_experiments" else set()
             assert held == {name.replace("-", "_")} | wal, (rule, name, held)
@@ -64,7 +63,7 @@ def test_side_by_side_the_longest_lane_starts_first_and_real_devices_come_last()
     (one lane: they share the WAL device), beside them the other emulated measurements, and the
     measurements that run alone (real devices) only when no emulated one is ready."""
     jobs = planned_jobs("quick", "emulated_side_by_side=true")
-    priority = {(rule, name): p for rule, name, _, _, _, p, _ in jobs}
+    priority = {(rule, name): p for rule, name, *_, p in jobs}
     builds = [priority[(rule, "")] for rule in ("fetch_postgresql_source", "build_ace_server", "load_ace_templates",
                                                 "build_emussd", "build_cave")]
     measurements = {(rule, name): p for (rule, name), p in priority.items() if rule in MEASUREMENTS}
@@ -81,51 +80,8 @@ def test_side_by_side_the_longest_lane_starts_first_and_real_devices_come_last()
 
 def test_without_the_setting_every_measurement_takes_every_core():
     jobs = planned_jobs("quick", "emulated_side_by_side=false")
-    measurements = [(threads, held) for rule, _, threads, _, held, *_ in jobs if rule in MEASUREMENTS]
+    measurements = [(threads, held) for rule, _, threads, _, held, _ in jobs if rule in MEASUREMENTS]
     assert measurements and all(threads == 2 and not held for threads, held in measurements)
-
-
-def test_beside_measurements_a_computation_runs_beside_a_campaign_only():
-    """With computations_beside_measurements: ACE's and CAVE's campaigns on emulated devices take one
-    core (a computation, counted as one core, fits beside them); every other measurement takes every
-    core; every measurement holds `measuring`, so two never run at once."""
-    jobs = planned_jobs("quick", "computations_beside_measurements=true")
-    emulated = {name for _, name, *_ in jobs if name and devices.declaration(name)["kind"] == "emulated"}
-    campaigns = {"run_ace_experiments", "run_cave_experiments"}
-    measuring = {"emussd_saturation_sweep", "measure_restore_overhead",
-                 "crosscheck_restore_emulator", *MEASUREMENTS}
-    beside = set()
-    for rule, name, threads, _, _, _, holds in jobs:
-        assert holds == (rule in measuring), rule
-        if rule in campaigns and name in emulated:
-            assert threads == 1, (rule, name)
-            beside.add((rule, name))
-        elif rule in measuring:
-            assert threads == 2, (rule, name)  # alone: no core left for anything beside it
-        else:
-            assert threads == 1, (rule, name)  # a computation, even make -j2 of PostgreSQL
-    assert {rule for rule, _ in beside} == campaigns
-    assert ("run_ace_experiments", "local-disk") not in beside
-
-
-def test_the_two_ways_of_sharing_the_machine_are_not_combined_and_beside_is_native_only():
-    for settings, message in ((["computations_beside_measurements=true", "emulated_side_by_side=true"],
-                               "both on: choose one"),
-                              (["computations_beside_measurements=true", "runtime=docker"], "needs the native runtime")):
-        result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "--config", "profile=quick",
-                                 *settings], cwd=REPO_ROOT, capture_output=True, text=True)
-        assert result.returncode != 0 and message in result.stdout + result.stderr, settings
-
-
-def test_a_computation_beside_measurements_and_what_it_starts_run_at_the_idle_class():
-    def job():
-        child = subprocess.run([sys.executable, "-c", "import os; print(os.sched_getscheduler(0))"],
-                               capture_output=True, text=True, check=True)
-        return os.sched_getscheduler(0), int(child.stdout)
-
-    before = os.sched_getscheduler(0)
-    assert scheduling.at_idle_priority(job)() == (os.SCHED_IDLE, os.SCHED_IDLE)
-    assert os.sched_getscheduler(0) == before  # the thread gets its class back
 
 
 def test_a_second_experiment_on_an_emulated_device_waits_for_the_first(tmp_path):

@@ -33,16 +33,14 @@ rule build_ace_server:
         image=image("ace"),
     output:
         record=ACE_SERVER,
-    # make -j uses every core: nothing, a measurement least of all, runs beside it (but a campaign,
-    # with computations beside measurements: common.smk)
-    threads: computation_threads(workflow.cores)
+    threads: workflow.cores  # make -j uses every core: nothing, a measurement least of all, runs beside it
     priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/build_ace_server.log",
     benchmark:
         "results/benchmarks/build_ace_server.tsv"
     run:
-        steps.build_ace_server(output.record, workflow.cores, log[0])
+        steps.build_ace_server(output.record, threads, log[0])
 
 
 # ---- Chapter 4's experiments: the runs of every figure, per device (configs/experiments/ace.yaml,
@@ -96,11 +94,10 @@ rule run_ace_experiments:
         profile=ACE_PROFILE,
         declaration=lambda w: steps.devices.declaration(w.device),
     # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads(campaign=True)
+    threads: measurement_threads
     resources:
-        machine_share=machine_share(campaign=True),
+        machine_share=alone_unless_emulated,
         **devices_held(ACE_WAL_DEVICE),
-        **MEASURING,
     priority: measurement_priority(first_among_measurements=True)
     log:
         "results/logs/run_ace_experiments/{device}.log",

@@ -89,11 +89,10 @@ rule run_cave_experiments:
     params:
         points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device),
     # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads(campaign=True)
+    threads: measurement_threads
     resources:
-        machine_share=machine_share(campaign=True),
+        machine_share=alone_unless_emulated,
         **devices_held(),
-        **MEASURING,
     priority: measurement_priority()
     log:
         "results/logs/run_cave_experiments/{device}.log",

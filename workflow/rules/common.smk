@@ -1,6 +1,5 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
 from ssdartifact import config as artifact_config, steps
-from ssdartifact.scheduling import at_idle_priority
 from ssdartifact.paper import output_of, reproduced_items
 
 
@@ -73,29 +72,6 @@ def _switch(name, value):
 SIDE_BY_SIDE = _switch("emulated_side_by_side",
                        config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
 MACHINE_SHARES = 2
-
-# Computations beside campaigns (profile key computations_beside_measurements, or --config
-# computations_beside_measurements=true). A computation (a build, a simulation in virtual time, a
-# figure, the document) may run beside one of ACE's or CAVE's campaigns on an emulated device, at
-# the idle scheduling class (SCHED_IDLE): the kernel gives it a core only when no process of the
-# campaign wants one, and preempts it the moment one wakes (emussd's calibration of the machine,
-# measured by the first emulated measurement, may then have one beside it too). Everything else
-# that measures still runs alone, with every core: the characterization (its alpha and k must come
-# out within 10 % of the declared ones), the saturation sweep, ReStore's CPU-time and real-time
-# measurements, every measurement on a real device; and two measurements never run at once
-# (resource `measuring`). A measurement that runs alone waits until no computation runs.
-BESIDE = _switch("computations_beside_measurements",
-                 config.get("computations_beside_measurements",
-                            PROFILE_CONFIG.get("computations_beside_measurements", False)))
-if BESIDE and SIDE_BY_SIDE:
-    raise WorkflowError("emulated_side_by_side and computations_beside_measurements are both on: choose one")
-if BESIDE and RUNTIME != "native":
-    # emussd's calibration is cached per host name, and each container has a new one: every
-    # docker-mode measurement would calibrate the machine again, possibly beside a computation
-    raise WorkflowError("computations_beside_measurements needs the native runtime (this run is docker)")
-if BESIDE:
-    workflow.register_resource("measuring", 1)
-MEASURING = {"measuring": 1} if BESIDE else {}  # the resources of a measurement that runs alone
 # One measurement per device at a time: every device a measurement uses is a resource of one
 # (ACE's runs also write their WAL to configs/experiments/ace.yaml's wal_device, so two ACE
 # campaigns never run side by side).
@@ -114,27 +90,15 @@ def devices_held(*also):
             for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE})}
 
 
-def machine_share(campaign=False):
-    """A measurement's machine share (of wildcards): one of two where something may run beside it
-    (any measurement on an emulated device side by side; an emulated device's `campaign` of ACE or
-    CAVE with computations beside it), else both."""
-    def share(wildcards):
-        emulated = steps.devices.declaration(wildcards.device)["kind"] == "emulated"
-        return 1 if emulated and (SIDE_BY_SIDE or (BESIDE and campaign)) else MACHINE_SHARES
-    return share
+def alone_unless_emulated(wildcards):
+    """A measurement's machine share: one of two on an emulated device side by side, else all."""
+    emulated = steps.devices.declaration(wildcards.device)["kind"] == "emulated"
+    return 1 if SIDE_BY_SIDE and emulated else MACHINE_SHARES
 
 
-def measurement_threads(campaign=False):
-    """A measurement's threads (of wildcards): all cores when it runs alone (nothing then runs
-    beside it: Snakemake has no core left), else one."""
-    share = machine_share(campaign)
-    return lambda wildcards: 1 if share(wildcards) < MACHINE_SHARES else workflow.cores
-
-
-def computation_threads(threads):
-    """A computation's threads as Snakemake counts them: one beside a campaign, where at the idle
-    class it may still use every core the campaign leaves (its step gets `threads` to use)."""
-    return 1 if BESIDE else threads
+def measurement_threads(wildcards):
+    """A measurement's threads: all cores when it runs alone (nothing then runs beside it), else one."""
+    return 1 if alone_unless_emulated(wildcards) < MACHINE_SHARES else workflow.cores
 
 
 # The order that keeps both lanes busy when measurements run side by side (higher first; Snakemake
@@ -158,15 +122,13 @@ def measurement_priority(first_among_measurements=False):
     return priority
 
 
-def place_the_other_jobs():
+def every_other_job_runs_alone():
     """Called once all rules are defined. With measurements side by side, each rule that does not
-    declare its machine share takes the whole machine; with computations beside measurements, each
-    rule that is not a measurement runs at the idle class."""
-    for each in workflow.rules:
-        if SIDE_BY_SIDE and "machine_share" not in each.resources:
-            each.resources["machine_share"] = MACHINE_SHARES
-        if BESIDE and "measuring" not in each.resources and each.run_func is not None:
-            each.run_func = at_idle_priority(each.run_func)
+    declare its machine share takes the whole machine."""
+    if SIDE_BY_SIDE:
+        for each in workflow.rules:
+            if "machine_share" not in each.resources:
+                each.resources["machine_share"] = MACHINE_SHARES
 
 
 def emussd_binary_for(wildcards):

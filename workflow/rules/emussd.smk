@@ -38,8 +38,6 @@ rule emussd_saturation_sweep:
     params:
         fio_point=PROFILE_CONFIG["fio_point"],
     threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
-    resources:
-        **MEASURING,
     log:
         "results/logs/emussd_saturation_sweep.log",
     benchmark:

@@ -32,11 +32,10 @@ rule characterize_device:
         fio_point=PROFILE_CONFIG["fio_point"],
         characterize=PROFILE_CONFIG["characterize"],
     # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads()
+    threads: measurement_threads
     resources:
-        machine_share=machine_share(),
+        machine_share=alone_unless_emulated,
         **devices_held(),
-        **MEASURING,
     priority: measurement_priority()
     log:
         "results/logs/characterize_device/{device}.log",

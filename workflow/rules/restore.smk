@@ -67,14 +67,14 @@ if RESTORE_FIGURES:
         params:
             figures=RESTORE_FIGURES,
             runs={f: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, f) for f in RESTORE_FIGURES},
-        threads: computation_threads(2)
+        threads: 2
         log:
             "results/logs/simulate_restore_figures.log",
         benchmark:
             "results/benchmarks/simulate_restore_figures.tsv"
         run:
             restore_steps.simulate_restore_figures(params.figures, input.binary, params.runs, list(output.csvs),
-                                                   log[0], min(2, workflow.cores))
+                                                   log[0], threads)
 
 
 rule measure_restore_overhead:
@@ -89,8 +89,6 @@ rule measure_restore_overhead:
     params:
         run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "table_6_6"),
     threads: workflow.cores  # a CPU-time measurement runs alone: any job beside it would disturb it
-    resources:
-        **MEASURING,
     log:
         "results/logs/measure_restore_overhead.log",
     benchmark:
@@ -113,8 +111,6 @@ rule crosscheck_restore_emulator:
     params:
         run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "crosscheck"),
     threads: workflow.cores  # real-time sleeps: a busy CPU beside it would shift the wall times
-    resources:
-        **MEASURING,
     log:
         "results/logs/crosscheck_restore_emulator.log",
     benchmark:
