@@ -12,7 +12,7 @@ RUNTIME ?=
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
 .PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix lint clean \
-	images images-lock images-save
+	images images-lock images-save grade lab-key
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
@@ -26,6 +26,10 @@ help:
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
+	@echo "make grade LAB=n SUBMISSION=dir STUDENT=id KEY=file   grade a course lab's submission (labs/README.md)"
+	@echo "make lab-key KEY=file   write an instructor's secret key for the labs' hidden parameters"
+	@echo "make lab-dist LAB=n [KEY=file]   the students' tarball (no solutions, no graders' tests, no key)"
+	@echo "make lab-grade-all LAB=n SUBMISSIONS=dir KEY=file   grade one subfolder per student into one CSV"
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
 	@echo "Options: PROFILE=quick|full|ci  CORES=N  RUNTIME=native|docker"
 
@@ -144,3 +148,25 @@ clean:
 	rm -rf results/pio_model results/ace/sim results/restore results/cave/table_5_1.csv results/cave/table_5_1.csv.json \
 	  results/claims results/logs results/benchmarks results/checksums figures/generated paper/generated paper/build
 	[ ! -d .snakemake ] || find .snakemake -mindepth 1 -maxdepth 1 ! -name metadata ! -name incomplete -exec rm -rf {} +
+
+# Course labs (labs/README.md). KEY: the instructor's secret (or $$LAB_SECRET_KEY); CONFIG: overrides
+# of the lab's lab.yaml; RESULTS: where results.json goes.
+grade: setup
+	@test -n "$(LAB)" -a -n "$(SUBMISSION)" -a -n "$(STUDENT)" || \
+	  { echo "usage: make grade LAB=<n> SUBMISSION=<folder> STUDENT=<id> [KEY=<file>] [CONFIG=<file>] [RESULTS=<file>]"; exit 2; }
+	@python -m labkit.grade --lab "$(LAB)" --submission "$(SUBMISSION)" --student "$(STUDENT)" \
+	  $(if $(KEY),--key "$(KEY)") $(if $(CONFIG),--config "$(CONFIG)") $(if $(RESULTS),--results "$(RESULTS)")
+
+lab-key:
+	@test -n "$(KEY)" || { echo "usage: make lab-key KEY=<file> (a new secret; an existing file is kept)"; exit 2; }
+	@if [ -e "$(KEY)" ]; then echo "lab-key: $(KEY) exists: kept (delete it first to make a new one)"; exit 2; fi
+	@(umask 077; head -c 32 /dev/urandom | base64 > "$(KEY)") && echo "lab-key: wrote $(KEY) (keep it secret)"
+
+lab-dist: setup
+	@test -n "$(LAB)" || { echo "usage: make lab-dist LAB=<n>"; exit 2; }
+	@python -m labkit.dist --lab "$(LAB)" $(if $(KEY),--key "$(KEY)")
+
+lab-grade-all: setup
+	@test -n "$(LAB)" -a -n "$(SUBMISSIONS)" || \
+	  { echo "usage: make lab-grade-all LAB=<n> SUBMISSIONS=<folder of one folder per student id> [KEY=<file>] [CONFIG=<file>]"; exit 2; }
+	@python -m labkit.grade --lab "$(LAB)" --all "$(SUBMISSIONS)" $(if $(KEY),--key "$(KEY)") $(if $(CONFIG),--config "$(CONFIG)")

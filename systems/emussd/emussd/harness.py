@@ -78,6 +78,7 @@ class Mount:
         backing: Path | None = None,
         mountpoint: Path | None = None,
         stats_out: Path | None = None,
+        hide_model: bool = False,
     ):
         self.binary = Path(binary)
         root = Path(root)
@@ -85,22 +86,18 @@ class Mount:
         self.mountpoint = Path(mountpoint) if mountpoint else root / "mnt"
         self.stats_out = stats_out
         self.log_path = root / f"emussd-{self.mountpoint.name}.log"
-        self.args = [
-            str(self.binary),
-            "--backing", str(self.backing),
-            "--mountpoint", str(self.mountpoint),
-            "--read-latency-us", str(read_latency_us),
-            "--alpha", str(alpha),
-            "--k-r", str(k_r),
-            "--k-w", str(k_w),
-            "--foreground",
-        ]  # fmt: skip
+        model = [f"--read-latency-us={read_latency_us}", f"--alpha={alpha}", f"--k-r={k_r}", f"--k-w={k_w}"]
         if page_size is not None:
-            self.args += ["--page-size", str(page_size)]
+            model.append(f"--page-size={page_size}")
         if channels is not None:
-            self.args += ["--channels", str(channels)]
+            model.append(f"--channels={channels}")
         if time_dilation is not None:
-            self.args += ["--time-dilation", repr(float(time_dilation))]
+            model.append(f"--time-dilation={float(time_dilation)!r}")
+        # hide_model: the model in emussd's environment, not on its command line, which any process
+        # may read in /proc (a lab's hidden device; labs/labkit/sandbox.py)
+        self.env = {**os.environ, "EMUSSD_ARGS": " ".join(model)} if hide_model else None
+        self.args = [str(self.binary), "--backing", str(self.backing), "--mountpoint", str(self.mountpoint),
+                     *([] if hide_model else model), "--foreground"]
         if stats_out is not None:
             self.args += ["--stats-out", str(stats_out)]
         self.proc: subprocess.Popen | None = None
@@ -111,7 +108,7 @@ class Mount:
         self.mountpoint.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=self.env,
                                      preexec_fn=_terminate_with_parent)
         log.close()
         deadline = time.monotonic() + timeout

@@ -2,6 +2,9 @@
 #include <sys/prctl.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,15 @@ int main(int argc, char** argv) {
   using namespace emussd;
   Options opts;
   std::string error;
-  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // More arguments from the environment, blanked where they lie once read: a lab's grader passes a
+  // student's hidden device this way, since any process of the same user may read another's
+  // command line and environment in /proc (environ shows the block as it is now, blanks and all).
+  if (char* hidden = std::getenv("EMUSSD_ARGS")) {
+    std::istringstream words(hidden);
+    for (std::string word; words >> word;) args.push_back(word);
+    std::memset(hidden, ' ', std::strlen(hidden));
+  }
   if (!parse_args(args, opts, error)) {
     std::fprintf(stderr, "emussd: error: %s\n", error.c_str());
     return 2;

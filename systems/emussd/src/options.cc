@@ -19,6 +19,7 @@ std::string usage() {
   return "usage: emussd --backing DIR --mountpoint DIR --read-latency-us X --alpha A\n"
          "              --k-r N --k-w N [--page-size 4096] [--channels N]\n"
          "              [--time-dilation D] [--stats-out FILE] [--foreground] [--debug]\n"
+         "       (more arguments may come from $EMUSSD_ARGS, separated by spaces)\n"
          "       emussd --check --read-latency-us X --alpha A --k-r N --k-w N [...]\n"
          "\n"
          "An emulated SSD: a FUSE file system that stores its data in DIR (--backing)\n"

@@ -473,3 +473,13 @@ def test_detaches_by_default_and_unmounts_with_fusermount(binary, tmp_path):
     while not out.exists() and time.monotonic() < deadline:  # written atomically at exit
         time.sleep(0.05)
     assert json.loads(out.read_text())["ops"]["write"]["count"] == 1
+
+
+def test_a_hidden_model_is_neither_on_the_command_line_nor_in_the_environment(mounts):
+    """A lab's hidden device (labs/labkit): its parameters come from EMUSSD_ARGS, which emussd blanks
+    once read, so another process of the same user finds them in neither /proc file."""
+    m = mounts(read_latency_us=1234, alpha=2.7, k_r=13, k_w=5, hide_model=True)
+    shown = Path(f"/proc/{m.pid()}/cmdline").read_bytes() + Path(f"/proc/{m.pid()}/environ").read_bytes()
+    assert b"1234" not in shown and b"2.7" not in shown and b"--k-r" not in shown and b"EMUSSD_ARGS=" in shown
+    params = m.stats()["params"]
+    assert (params["read_latency_us"], params["alpha"], params["k_r"], params["k_w"]) == (1234, 2.7, 13, 5)

@@ -1,0 +1,247 @@
+"""Lab 1's grader: each student's hidden emulated SSD, their sweep run on it in the sandbox,
+and their k_r, k_w, alpha, write-back prediction and plot scored (lab.yaml).
+
+The module has two sides. CHILD (run by labkit.child inside the sandbox, with the submission
+loaded) calls the student's functions; it imports only the standard library and pio. `grade`
+(run by labkit.grade) sets up the device, calls CHILD's entries through labkit.sandbox, and
+scores what they return; nothing a submission returns or writes is trusted beyond its values."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from pio import fio
+
+LAB_DIR = Path(__file__).resolve().parent
+# What of the artifact the sandbox may read: fio's runner, for measure(). Not the artifact's own
+# characterization (pio.characterize, pio.model), which would answer the lab for the student.
+PIO_PACKAGE = Path(fio.__file__).resolve().parent
+PIO_FOR_THE_SANDBOX = (PIO_PACKAGE / "__init__.py", PIO_PACKAGE / "fio.py")
+SUBMISSION_MODULE = "measure.py"
+JOB_FILE_BYTES = 4 << 20  # each fio job's file on the device (sparse: the model, not the data, sets the timing)
+PAGE_BYTES = 4096
+REQUESTS_PER_THREAD = 40  # a point lasts this many one-thread latencies of the slowest request at least
+POINT_FIELDS = ("threads", "iops", "bandwidth_bytes_s", "lat_mean_us")
+BATCH_SHARE = 0.9  # the prediction's write-back batch: this share of the student's k_w, rounded down
+
+
+# ----------------------------------------------------------------------------- inside the sandbox
+
+
+def _sweep(student, arguments: dict):
+    """The student's sweep(measure, max_threads), with `measure` running fio on the device. Times are
+    reported at the declared scale (the device may run time-dilated: divided back here)."""
+    dilation = arguments["dilation"]
+    base = fio.FioPoint(op="read", pattern="random", block_size=PAGE_BYTES, threads=1, iodepth=1, engine="psync",
+                        runtime_ms=arguments["runtime_ms"], ramp_ms=arguments["ramp_ms"], file_size=JOB_FILE_BYTES)
+    target = fio.Target(directory=Path(arguments["directory"]))
+    measured = 0
+
+    def measure(op: str, threads: int) -> dict:
+        nonlocal measured
+        if op not in ("read", "write"):
+            raise ValueError(f"measure(op, threads): op must be 'read' or 'write', not {op!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= arguments["max_threads"]:
+            raise ValueError(f"measure(op, threads): threads must be a whole number from 1 to "
+                             f"{arguments['max_threads']}, not {threads!r}")
+        if measured >= arguments["max_points"]:
+            raise RuntimeError(f"measure() was called more than {arguments['max_points']} times (the lab's limit)")
+        measured += 1
+        point = replace(base, op=op, threads=threads)
+        raw = Path("fio") / f"{measured:03d}-{op}-{threads}.json"
+        fio.run(point, target, raw)
+        row = fio.tidy_row(raw, point, "lab")
+        return {"threads": threads, "iops": row["iops"] * dilation,
+                "bandwidth_bytes_s": row["bandwidth_bytes_s"] * dilation, "lat_mean_us": row["lat_mean_us"] / dilation}
+
+    return student.sweep(measure, arguments["max_threads"])
+
+
+CHILD = {
+    "sweep": _sweep,
+    "estimate": lambda student, arguments: student.estimate(arguments["curves"]),
+    "predict": lambda student, arguments: student.predict_speedup(
+        arguments["read_fraction"], arguments["alpha"], arguments["k_w"], arguments["batch"]),
+    "plot": lambda student, arguments: student.plot(arguments["curves"], "."),
+}
+
+
+# ----------------------------------------------------------------------------- the grader's side
+
+
+class GradingError(RuntimeError):
+    """The grader cannot grade (its setup, not the submission): exit 2 with this message."""
+
+
+def load_config(override: Path | None = None) -> dict:
+    import yaml  # noqa: PLC0415
+
+    config = yaml.safe_load((LAB_DIR / "lab.yaml").read_text(encoding="utf-8"))
+    if override is not None:
+        config = {**config, **yaml.safe_load(Path(override).read_text(encoding="utf-8"))}
+    return config
+
+
+def hidden_device(key: bytes, student: str, config: dict) -> dict:
+    from labkit import seeds  # noqa: PLC0415
+
+    rng = seeds.student_rng(key, f"lab{config['lab']}", student)
+    return {name: seeds.draw(rng, config["hidden"][name]) for name in ("read_latency_us", "alpha", "k_r", "k_w")}
+
+
+def _curves(value) -> dict:
+    """The sweep's result as {'read': [points], 'write': [points]}, or ValueError saying what is wrong."""
+    if not isinstance(value, dict) or not {"read", "write"} <= set(value):
+        raise ValueError("sweep() must return a dict with 'read' and 'write' lists of measure()'s points")
+    curves = {}
+    for op in ("read", "write"):
+        points = value[op]
+        if not isinstance(points, list) or not points:
+            raise ValueError(f"sweep()['{op}'] must be a non-empty list of measure()'s points")
+        for point in points:
+            if not isinstance(point, dict) or not all(isinstance(point.get(f), (int, float)) and math.isfinite(point[f])
+                                                      for f in POINT_FIELDS):
+                raise ValueError(f"every point of sweep()['{op}'] needs the numbers {', '.join(POINT_FIELDS)}")
+        curves[op] = [{f: point[f] for f in POINT_FIELDS} for point in points]
+    return curves
+
+
+def _number(value, name: str, integer: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0 \
+            or (integer and value != int(value)):
+        raise ValueError(f"{name} must be a positive {'whole ' if integer else ''}number, not {value!r}")
+    return value
+
+
+def _within(estimate: float, truth: float, tolerance: float, whole: bool) -> bool:
+    allowed = max(tolerance * truth, 1) if whole else tolerance * truth
+    return abs(estimate - truth) <= allowed + 1e-9
+
+
+PLOT_MAGIC = {"plot.png": b"\x89PNG", "plot.pdf": b"%PDF", "plot.svg": b"<svg"}
+PLOT_MIN_BYTES = 300
+
+
+def _plot_file(work: Path) -> str:
+    for name, magic in PLOT_MAGIC.items():
+        path = work / name
+        if path.is_file():
+            head = path.read_bytes()[:4096]
+            if path.stat().st_size < PLOT_MIN_BYTES or magic not in head:
+                return f"{name} is not a {name.rsplit('.', 1)[1].upper()} figure with data ({path.stat().st_size} bytes)"
+            return ""
+    return "plot() wrote none of plot.png, plot.pdf, plot.svg in the folder it was given"
+
+
+def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
+    """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
+    from emussd import capacity, harness  # noqa: PLC0415
+    from labkit import report, sandbox  # noqa: PLC0415
+    from pio import writeback_app  # noqa: PLC0415
+
+    tests = {name: report.TestResult(spec["what"], spec["points"]) for name, spec in config["tests"].items()}
+    if not (Path(submission) / SUBMISSION_MODULE).is_file():
+        for test in tests.values():
+            test.failed(f"{SUBMISSION_MODULE} is not in the submission ({submission})")
+        return list(tests.values())
+    device = hidden_device(key, student, config)
+    binary = harness.build()
+    plan = capacity.dilation({**device, "page_size": PAGE_BYTES}, capacity.calibration(binary, progress=say))
+    if plan.problem:
+        raise GradingError(f"this machine cannot emulate the hidden device: {plan.problem}; narrow lab.yaml's ranges")
+    slowest_us = device["read_latency_us"] * max(device["alpha"], 1) * plan.factor
+    runtime_ms = max(config["point_runtime_ms"], math.ceil(REQUESTS_PER_THREAD * slowest_us / 1000))
+    limits = {name: sandbox.Limits(spec["wall_s"], spec["cpu_s"], spec["memory_mb"] << 20)
+              for name, spec in config["limits"].items()}
+    Path(work_root).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lab1-", dir=work_root) as tmp:
+        root = Path(tmp)
+        os.chmod(root, 0o700)
+        work = root / "work"
+        with harness.Mount(binary, root / "device", **device, page_size=PAGE_BYTES, time_dilation=plan.factor,
+                           hide_model=True) as mount:
+            io_dir = mount.mountpoint / "lab"
+            io_dir.mkdir()
+            for job in range(config["max_threads"]):  # fio's files, sparse in the backing store
+                with open(mount.backing / "lab" / f"{fio.JOB_NAME}.{job}.0", "wb") as handle:
+                    handle.truncate(JOB_FILE_BYTES)
+
+            def call(entry, arguments, limit):
+                return sandbox.call(Path(__file__), entry, Path(submission), arguments, work=work, limits=limits[limit],
+                                    writable=(io_dir,), readable=PIO_FOR_THE_SANDBOX, listable=(PIO_PACKAGE.parent,))
+
+            say(f"grading {student}: the sweep (points of {runtime_ms} ms)")
+            swept = call("sweep", {"directory": str(io_dir), "max_threads": config["max_threads"],
+                                   "max_points": config["max_points"], "runtime_ms": runtime_ms,
+                                   "ramp_ms": config["point_ramp_ms"], "dilation": plan.factor}, "sweep")
+            try:
+                curves = _curves(swept.value) if swept.ok else None
+            except ValueError as error:
+                swept.error = str(error)
+                curves = None
+            if curves is None:
+                tests["sweep"].failed(f"sweep() failed: {swept.error}\n{swept.output}".rstrip())
+                for name in ("k_r", "k_w", "alpha", "prediction", "plot"):
+                    tests[name].failed("needs the sweep's curves")
+                return list(tests.values())
+            tests["sweep"].passed(f"{len(curves['read'])} read and {len(curves['write'])} write points")
+            say(f"grading {student}: estimate, prediction and plot")
+            estimated = call("estimate", {"curves": curves}, "other")
+            estimates = {}
+            for name in ("k_r", "k_w", "alpha"):
+                try:
+                    if not estimated.ok:
+                        raise ValueError(f"estimate() failed: {estimated.error}")
+                    if not isinstance(estimated.value, dict):
+                        raise ValueError("estimate() must return a dict with k_r, k_w and alpha")
+                    estimates[name] = _number(estimated.value.get(name), f"estimate()['{name}']", name != "alpha")
+                except ValueError as error:
+                    tests[name].failed(str(error))
+                    continue
+                tolerance = config["tests"][name]["tolerance"]
+                if _within(estimates[name], device[name], tolerance, name != "alpha"):
+                    tests[name].passed(f"{name} = {estimates[name]:g}: within {tolerance:.0%} of the device's")
+                else:
+                    tests[name].failed(f"{name} = {estimates[name]:g}: not within {tolerance:.0%} of the device's")
+            _grade_prediction(tests["prediction"], estimates, config, call, io_dir, mount, writeback_app)
+            drawn = call("plot", {"curves": curves}, "other")
+            problem = drawn.error and f"plot() failed: {drawn.error}" or _plot_file(work)
+            tests["plot"].failed(problem) if problem else tests["plot"].passed("a figure")
+    return list(tests.values())
+
+
+def _grade_prediction(test, estimates: dict, config: dict, call, io_dir: Path, mount, writeback_app) -> None:
+    """The student's PIO prediction for write-backs in batches of 90 % of their own k_w (rounded
+    down), against the write-back application run on the device at that batch. From the student's
+    k_w, so that nothing about the device leaks; below it, so that a k_w within its tolerance
+    (10 % or one thread too high) still gives whole rounds on the device: a batch of k_w + 1
+    takes two rounds, half the speedup the model gives it (ARTIFACT.md, "Course labs")."""
+    if "alpha" not in estimates or "k_w" not in estimates:
+        test.failed("needs estimate()'s alpha and k_w")
+        return
+    batch = max(1, min(int(BATCH_SHARE * estimates["k_w"]), config["max_threads"]))
+    workload = config["writeback"]
+    predicted = call("predict", {"read_fraction": workload["read_fraction"], "alpha": estimates["alpha"],
+                                 "k_w": estimates["k_w"], "batch": batch}, "other")
+    try:
+        if not predicted.ok:
+            raise ValueError(f"predict_speedup() failed: {predicted.error}")
+        prediction = _number(predicted.value, "predict_speedup()")
+    except ValueError as error:
+        test.failed(str(error))
+        return
+    rows = writeback_app.sweep(io_dir, batches=sorted({1, batch}), read_fraction=workload["read_fraction"],
+                               pages=workload["pages"], page_size=PAGE_BYTES, duration_s=workload["duration_s"],
+                               seed=1, alpha=None, k_w=batch, sparse=True, prepare_in=mount.backing / "lab")
+    measured = rows[-1]["speedup"]
+    tolerance = config["tests"]["prediction"]["tolerance"]
+    verdict = f"predicted {prediction:.2f}, measured {measured:.2f} with batches of {batch}"
+    if abs(prediction - measured) <= tolerance * measured:
+        test.passed(verdict)
+    else:
+        test.failed(f"{verdict}: more than {tolerance:.0%} apart")
+

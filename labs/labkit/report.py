@@ -1,0 +1,49 @@
+"""Gradescope's autograder results (results.json): one entry per test with its name, score,
+max_score and output, and the total; printed as readable feedback too."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass
+class TestResult:
+    name: str
+    max_score: float
+    score: float = 0.0
+    output: str = ""
+
+    def passed(self, output: str) -> "TestResult":
+        self.score, self.output = self.max_score, output
+        return self
+
+    def failed(self, output: str) -> "TestResult":
+        self.score, self.output = 0.0, output
+        return self
+
+
+def results(tests: list[TestResult], summary: str) -> dict:
+    total = sum(test.score for test in tests)
+    return {"score": round(total, 2), "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
+            "tests": [{**asdict(test), "score": round(test.score, 2)} for test in tests]}
+
+
+def write(result: dict, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def feedback(result: dict) -> str:
+    lines = [result["output"], ""]
+    for test in result["tests"]:
+        lines.append(f"[{test['score']:g}/{test['max_score']:g}] {test['name']}")
+        lines += [f"    {line}" for line in test["output"].splitlines()]
+    maximum = sum(test["max_score"] for test in result["tests"])
+    lines.append(f"\nTotal: {result['score']:g}/{maximum:g}")
+    return "\n".join(lines)
