@@ -114,6 +114,18 @@ def test_a_process_left_behind_does_not_outlive_the_call(tmp_path):
     assert not marker.exists()
 
 
+def test_endless_output_fills_no_memory_and_ends_at_the_file_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "FILE_LIMIT", 8 << 20)
+    outcome = call(tmp_path, """
+        import sys
+        def run():
+            while True:
+                sys.stdout.write("x" * 65536)
+    """)
+    assert outcome.error.startswith("OSError: [Errno 27] File too large")  # Python ignores SIGXFSZ: EFBIG
+    assert outcome.output.endswith("x" * 100) and len(outcome.output) <= sandbox.OUTPUT_KEPT + 3
+
+
 def test_cpu_time_beyond_the_limit_ends_the_call(tmp_path):
     outcome = call(tmp_path, """
         def run():

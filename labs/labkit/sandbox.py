@@ -92,6 +92,7 @@ class Outcome:
 
 
 OUTPUT_KEPT = 2000
+FILE_LIMIT = 256 << 20  # the largest file a submission may write, its printed output included
 
 
 def call(grader: Path, entry: str, submission: Path, arguments: dict, *, work: Path, limits: Limits,
@@ -112,32 +113,35 @@ def call(grader: Path, entry: str, submission: Path, arguments: dict, *, work: P
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CPU, (int(limits.cpu_s), int(limits.cpu_s) + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         _confine([str(LABKIT_ROOT), *map(str, listable)], may_read, may_write)
 
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work),
                    "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(LABKIT_ROOT)}
     command = [sys.executable, "-m", "labkit.child", str(grader), entry, str(submission), str(request), str(answer)]
-    with subprocess.Popen(command, cwd=work, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, preexec_fn=prepare) as child:
+    output = work / ".output"
+    with open(output, "wb") as printed_to, subprocess.Popen(
+            command, cwd=work, env=environment, stdin=subprocess.DEVNULL, stdout=printed_to, stderr=subprocess.STDOUT,
+            preexec_fn=prepare) as child:
         try:
-            printed, _ = child.communicate(timeout=limits.wall_s)
+            child.wait(timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
-            # the child, or a process it left behind holding its output open
-            finished = child.poll() is not None
             _kill_group(child.pid)
-            printed, _ = child.communicate()
-            if not finished:
-                return Outcome(error=f"stopped after {limits.wall_s:g} s (the time limit): does it loop forever?",
-                               output=_tail(printed))
-        _kill_group(child.pid)  # nothing the submission started outlives the call
-    printed = _tail(printed)
+            child.wait()
+            return Outcome(error=f"stopped after {limits.wall_s:g} s (the time limit): does it loop forever?",
+                           output=_tail(output))
+        finally:
+            _kill_group(child.pid)  # nothing the submission started outlives the call
+    printed = _tail(output)
     if child.returncode in (120, 121, 122) and not answer.exists():
         raise RuntimeError(f"the sandbox could not be set up (Landlock refused, exit {child.returncode})")
     if child.returncode < 0:
         name = signal.Signals(-child.returncode).name
         why = {"SIGXCPU": f"used more than {limits.cpu_s:g} s of CPU time",
                "SIGKILL": "was killed (out of memory?)",
-               "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
+               "SIGSEGV": "crashed (segmentation fault)",
+               "SIGXFSZ": f"wrote a file larger than {FILE_LIMIT >> 20} MiB (its printed output counts)"}.get(
+                   name, f"was killed by {name}")
         return Outcome(error=f"the submission {why}", output=printed)
     try:
         result = json.loads(answer.read_text(encoding="utf-8"))
@@ -154,6 +158,10 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _tail(data: bytes | None) -> str:
-    text = (data or b"").decode(errors="replace")
+def _tail(output: Path) -> str:
+    """The end of what the submission printed (a file, not a pipe: printing gigabytes costs the
+    grader nothing, and the file is limited by RLIMIT_FSIZE)."""
+    with open(output, "rb") as handle:
+        handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4 * OUTPUT_KEPT))
+        text = handle.read().decode(errors="replace")
     return text if len(text) <= OUTPUT_KEPT else "..." + text[-OUTPUT_KEPT:]
