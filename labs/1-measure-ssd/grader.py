@@ -73,17 +73,10 @@ CHILD = {
 # ----------------------------------------------------------------------------- the grader's side
 
 
-class GradingError(RuntimeError):
-    """The grader cannot grade (its setup, not the submission): exit 2 with this message."""
-
-
 def load_config(override: Path | None = None) -> dict:
-    import yaml  # noqa: PLC0415
+    from labkit import config  # noqa: PLC0415
 
-    config = yaml.safe_load((LAB_DIR / "lab.yaml").read_text(encoding="utf-8"))
-    if override is not None:
-        config = {**config, **yaml.safe_load(Path(override).read_text(encoding="utf-8"))}
-    return config
+    return config.load(LAB_DIR, override)
 
 
 def hidden_device(key: bytes, student: str, config: dict) -> dict:
@@ -139,31 +132,24 @@ def _plot_file(work: Path) -> str:
 
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
     """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
-    from emussd import capacity, harness  # noqa: PLC0415
+    from labkit import config as lab_config  # noqa: PLC0415
+    from labkit import device as lab_device  # noqa: PLC0415
     from labkit import report, sandbox  # noqa: PLC0415
     from pio import writeback_app  # noqa: PLC0415
 
-    tests = {name: report.TestResult(spec["what"], spec["points"]) for name, spec in config["tests"].items()}
+    tests = report.tests_of(config)
     if not (Path(submission) / SUBMISSION_MODULE).is_file():
-        for test in tests.values():
-            test.failed(f"{SUBMISSION_MODULE} is not in the submission ({submission})")
-        return list(tests.values())
+        return report.all_failed(tests, f"{SUBMISSION_MODULE} is not in the submission ({submission})")
     device = hidden_device(key, student, config)
-    binary = harness.build()
-    plan = capacity.dilation({**device, "page_size": PAGE_BYTES}, capacity.calibration(binary, progress=say))
-    if plan.problem:
-        raise GradingError(f"this machine cannot emulate the hidden device: {plan.problem}; narrow lab.yaml's ranges")
-    slowest_us = device["read_latency_us"] * max(device["alpha"], 1) * plan.factor
-    runtime_ms = max(config["point_runtime_ms"], math.ceil(REQUESTS_PER_THREAD * slowest_us / 1000))
-    limits = {name: sandbox.Limits(spec["wall_s"], spec["cpu_s"], spec["memory_mb"] << 20)
-              for name, spec in config["limits"].items()}
+    limits = lab_config.limits(config)
     Path(work_root).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lab1-", dir=work_root) as tmp:
         root = Path(tmp)
         os.chmod(root, 0o700)
         work = root / "work"
-        with harness.Mount(binary, root / "device", **device, page_size=PAGE_BYTES, time_dilation=plan.factor,
-                           hide_model=True) as mount:
+        with lab_device.hidden_ssd(device, root, PAGE_BYTES, say) as (mount, dilation):
+            slowest_us = device["read_latency_us"] * max(device["alpha"], 1) * dilation
+            runtime_ms = max(config["point_runtime_ms"], math.ceil(REQUESTS_PER_THREAD * slowest_us / 1000))
             io_dir = mount.mountpoint / "lab"
             io_dir.mkdir()
             for job in range(config["max_threads"]):  # fio's files, sparse in the backing store
@@ -177,7 +163,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
             say(f"grading {student}: the sweep (points of {runtime_ms} ms)")
             swept = call("sweep", {"directory": str(io_dir), "max_threads": config["max_threads"],
                                    "max_points": config["max_points"], "runtime_ms": runtime_ms,
-                                   "ramp_ms": config["point_ramp_ms"], "dilation": plan.factor}, "sweep")
+                                   "ramp_ms": config["point_ramp_ms"], "dilation": dilation}, "sweep")
             try:
                 curves = _curves(swept.value) if swept.ok else None
             except ValueError as error:

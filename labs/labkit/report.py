@@ -24,6 +24,21 @@ class TestResult:
         self.score, self.output = 0.0, output
         return self
 
+    def partly(self, share: float, output: str) -> "TestResult":
+        """`share` (0 to 1) of the points: a test made of several cases, some of them passed."""
+        self.score, self.output = self.max_score * min(max(share, 0.0), 1.0), output
+        return self
+
+
+def tests_of(config: dict) -> dict[str, TestResult]:
+    """lab.yaml's tests, in its order, none passed yet."""
+    return {name: TestResult(spec["what"], spec["points"]) for name, spec in config["tests"].items()}
+
+
+def all_failed(tests: dict[str, TestResult], why: str) -> list[TestResult]:
+    """Every test failed for one reason (no file to grade, nothing compiled)."""
+    return [test.failed(why) for test in tests.values()]
+
 
 def results(tests: list[TestResult], summary: str) -> dict:
     total = sum(test.score for test in tests)

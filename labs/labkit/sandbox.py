@@ -46,7 +46,8 @@ def landlock_abi() -> int:
 def _confine(listable: list[str], readable: list[str], writable: list[str]) -> None:
     """In the child, before exec: reads only beneath `readable` and `writable`, writes only beneath
     `writable` (folders or files), and folders beneath `listable` listed (names only: Python finds
-    its packages by listing the folders on its path). Exits with 120-122 when Landlock refuses."""
+    its packages by listing the folders on its path). Raises OSError when Landlock refuses (Popen
+    then raises SubprocessError in the grader)."""
     abi = landlock_abi()
     if abi < 1:
         return
@@ -56,7 +57,7 @@ def _confine(listable: list[str], readable: list[str], writable: list[str]) -> N
     handled = ctypes.c_uint64(_READ | write)
     ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(handled), ctypes.sizeof(handled), 0)
     if ruleset < 0:
-        os._exit(120)
+        raise OSError(ctypes.get_errno(), "Landlock refused to create a ruleset")
     for rights, paths in ((_READ_DIR, listable), (_READ, readable), (_READ | write, writable)):
         for path in paths:
             try:
@@ -66,10 +67,10 @@ def _confine(listable: list[str], readable: list[str], writable: list[str]) -> N
             allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
             rule = ctypes.create_string_buffer(allowed.to_bytes(8, "little") + fd.to_bytes(4, "little", signed=True), 12)
             if libc.syscall(_SYS_ADD_RULE, ruleset, 1, rule, 0) < 0:  # struct landlock_path_beneath_attr, packed
-                os._exit(121)
+                raise OSError(ctypes.get_errno(), f"Landlock refused a rule for {path}")
             os.close(fd)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) < 0:
-        os._exit(122)
+        raise OSError(ctypes.get_errno(), "Landlock refused to confine the process")
     os.close(ruleset)
 
 
@@ -105,8 +106,36 @@ def call(grader: Path, entry: str, submission: Path, arguments: dict, *, work: P
     request, answer = work / ".request.json", work / ".answer.json"
     request.write_text(json.dumps(arguments), encoding="utf-8")
     answer.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "labkit.child", str(grader), entry, str(submission), str(request), str(answer)]
+    status, error, printed = _confined(command, work, limits, readable=(Path(__file__).parent, grader, submission,
+                                                                        *readable),
+                                       writable=writable, listable=(LABKIT_ROOT, *listable))
+    if error:
+        return Outcome(error=error, output=printed)
+    try:
+        result = json.loads(answer.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Outcome(error=f"the submission exited with status {status} without an answer "
+                             "(did it call exit(), or run out of memory?)", output=printed)
+    return Outcome(value=result.get("value"), error=result.get("error", ""), output=printed)
+
+
+def run(command: list[str], *, work: Path, limits: Limits, readable: tuple[Path, ...] = (),
+        writable: tuple[Path, ...] = (), listable: tuple[Path, ...] = (), what: str = "the submission") -> Outcome:
+    """Run a program (a compiler on the submission, a binary built from it) in the sandbox, in
+    `work`: the same limits and confinement as call(). Its value is its exit status; an error when
+    it was killed or stopped (`what` names it in the message), not when it exited non-zero."""
+    work.mkdir(parents=True, exist_ok=True)
+    status, error, printed = _confined(command, work, limits, readable=readable, writable=writable, listable=listable,
+                                       what=what)
+    return Outcome(value=status, error=error, output=printed)
+
+
+def _confined(command: list[str], work: Path, limits: Limits, *, readable, writable, listable=(),
+              what: str = "the submission") -> tuple[int | None, str, str]:
+    """(exit status, why it was stopped or killed, the end of its output)."""
     may_write = [str(work), "/dev/null", *map(str, writable)]
-    may_read = [*SYSTEM_READABLE, str(Path(__file__).parent), str(grader), str(submission), *map(str, readable)]
+    may_read = [*SYSTEM_READABLE, *map(str, readable)]
 
     def prepare() -> None:
         os.setsid()
@@ -114,41 +143,36 @@ def call(grader: Path, entry: str, submission: Path, arguments: dict, *, work: P
         resource.setrlimit(resource.RLIMIT_CPU, (int(limits.cpu_s), int(limits.cpu_s) + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-        _confine([str(LABKIT_ROOT), *map(str, listable)], may_read, may_write)
+        _confine(list(map(str, listable)), may_read, may_write)
 
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work),
                    "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(LABKIT_ROOT)}
-    command = [sys.executable, "-m", "labkit.child", str(grader), entry, str(submission), str(request), str(answer)]
     output = work / ".output"
-    with open(output, "wb") as printed_to, subprocess.Popen(
-            command, cwd=work, env=environment, stdin=subprocess.DEVNULL, stdout=printed_to, stderr=subprocess.STDOUT,
-            preexec_fn=prepare) as child:
+    with open(output, "wb") as printed_to:
+        try:
+            child = subprocess.Popen(command, cwd=work, env=environment, stdin=subprocess.DEVNULL, stdout=printed_to,
+                                     stderr=subprocess.STDOUT, preexec_fn=prepare)
+        except subprocess.SubprocessError as error:  # prepare() failed: the grader's machine, not the submission
+            raise RuntimeError(f"the sandbox could not be set up: {error}") from error
         try:
             child.wait(timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
             _kill_group(child.pid)
             child.wait()
-            return Outcome(error=f"stopped after {limits.wall_s:g} s (the time limit): does it loop forever?",
-                           output=_tail(output))
+            return None, f"stopped after {limits.wall_s:g} s (the time limit): does it loop forever?", _tail(output)
         finally:
             _kill_group(child.pid)  # nothing the submission started outlives the call
     printed = _tail(output)
-    if child.returncode in (120, 121, 122) and not answer.exists():
-        raise RuntimeError(f"the sandbox could not be set up (Landlock refused, exit {child.returncode})")
     if child.returncode < 0:
         name = signal.Signals(-child.returncode).name
         why = {"SIGXCPU": f"used more than {limits.cpu_s:g} s of CPU time",
                "SIGKILL": "was killed (out of memory?)",
                "SIGSEGV": "crashed (segmentation fault)",
+               "SIGABRT": "aborted (an uncaught exception or a failed assertion: see its output)",
                "SIGXFSZ": f"wrote a file larger than {FILE_LIMIT >> 20} MiB (its printed output counts)"}.get(
                    name, f"was killed by {name}")
-        return Outcome(error=f"the submission {why}", output=printed)
-    try:
-        result = json.loads(answer.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return Outcome(error=f"the submission exited with status {child.returncode} without an answer "
-                             "(did it call exit(), or run out of memory?)", output=printed)
-    return Outcome(value=result.get("value"), error=result.get("error", ""), output=printed)
+        return child.returncode, f"{what} {why}", printed
+    return child.returncode, "", printed
 
 
 def _kill_group(pid: int) -> None:

@@ -59,15 +59,6 @@ def test_a_malformed_sweep_result_says_what_is_wrong(value, message):
         grader._curves(value)
 
 
-def grade(submission: Path, student: str, small: Path) -> dict:
-    results = small / f"{student}.json"
-    code = labkit_grade.main(["--lab", "1", "--submission", str(submission), "--student", student,
-                              "--key", str(small / "key"), "--config", str(small / "small.yaml"),
-                              "--results", str(results)])
-    assert code == 0
-    return json.loads(results.read_text())
-
-
 def scores(result: dict) -> dict:
     return {test["name"].split()[0]: (test["score"], test["output"]) for test in result["tests"]}
 
@@ -86,10 +77,10 @@ def submission_from(small: Path, name: str, body: str) -> Path:
 @pytest.mark.e2e
 @pytest.mark.wall_clock  # the reference finds k and alpha on an emulated SSD
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
-def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small):
-    solution = grade(LAB / "solution", "alice", small)
+def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
+    solution = grade_lab(1, LAB / "solution", "alice", small)
     assert solution["score"] == 100, json.dumps(solution, indent=1)
-    starter = grade(LAB / "starter", "bob", small)
+    starter = grade_lab(1, LAB / "starter", "bob", small)
     assert starter["score"] == 10 and scores(starter)["sweep()"][0] == 10, json.dumps(starter, indent=1)
     assert "NotImplementedError" in scores(starter)["plot()"][1]
 
@@ -97,7 +88,7 @@ def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small):
 @pytest.mark.e2e
 @pytest.mark.wall_clock
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
-def test_bad_code_loses_exactly_its_tests_points_and_cannot_see_the_device(small):
+def test_bad_code_loses_exactly_its_tests_points_and_cannot_see_the_device(small, grade_lab):
     bad = submission_from(small, "bad", f"""
         import glob, os, time
         from solution_part import sweep as solution_sweep, estimate as solution_estimate, plot as solution_plot
@@ -146,7 +137,7 @@ def test_bad_code_loses_exactly_its_tests_points_and_cannot_see_the_device(small
         def plot(curves, folder):
             open({str(small / "outside.svg")!r}, "w").write("<svg/>")   # outside its folder
     """)
-    result = scores(grade(bad, "carol", small))
+    result = scores(grade_lab(1, bad, "carol", small))
     assert result["sweep()"][0] == 10, result["sweep()"]
     assert result["k_r"][0] == 0 and "not within 10%" in result["k_r"][1]
     assert result["k_w"][0] == 20 and result["alpha"][0] == 20, result
@@ -157,17 +148,17 @@ def test_bad_code_loses_exactly_its_tests_points_and_cannot_see_the_device(small
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
-def test_a_crash_or_a_missing_file_costs_every_test_with_its_message(small):
+def test_a_crash_or_a_missing_file_costs_every_test_with_its_message(small, grade_lab):
     crash = submission_from(small, "crash", """
         import ctypes
         def sweep(measure, max_threads):
             return ctypes.string_at(0)
     """)
-    result = grade(crash, "dave", small)
+    result = grade_lab(1, crash, "dave", small)
     assert result["score"] == 0 and "crashed (segmentation fault)" in result["tests"][0]["output"]
     empty = small / "empty"
     empty.mkdir()
-    result = grade(empty, "erin", small)
+    result = grade_lab(1, empty, "erin", small)
     assert result["score"] == 0 and all("measure.py is not in the submission" in t["output"] for t in result["tests"])
 
 

@@ -33,7 +33,7 @@ def test_build_is_a_no_op_when_up_to_date(binary):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--policy", "arc"], "--policy must be lru, cflru, lru_wsr, clock or expcache"),
+    (["--policy", "arc"], "--policy must be one of lru, cflru, lru_wsr, clock, expcache"),
     (["--prefetch", "history"], "--prefetch needs --ace on"),
     (["--alpha", "-1"], "--alpha must be in"),
     (["--pool-pages", "ten"], "--pool-pages needs a number"),

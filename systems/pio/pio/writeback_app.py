@@ -114,7 +114,7 @@ def _direct_io_error(path: Path, error: OSError) -> RuntimeError:
                         "Use a directory on a block-device file system or an emulated SSD mounted with direct_io.")
 
 
-def _open_direct(path: Path, page_size: int, probe: mmap.mmap) -> int:
+def open_direct(path: Path, page_size: int, probe: mmap.mmap) -> int:
     """Open for direct reads and writes and read page 0 once, since some file
     systems accept O_DIRECT at open and refuse it only at the first I/O."""
     try:
@@ -124,7 +124,7 @@ def _open_direct(path: Path, page_size: int, probe: mmap.mmap) -> int:
             raise _direct_io_error(path, error) from error
         raise
     try:
-        _read_page(fd, probe, 0, page_size)
+        read_page(fd, probe, 0, page_size)
     except OSError as error:
         os.close(fd)
         if error.errno == errno.EINVAL:
@@ -136,14 +136,14 @@ def _open_direct(path: Path, page_size: int, probe: mmap.mmap) -> int:
     return fd
 
 
-def _read_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
+def read_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
     # preadv into the page-aligned mmap: os.pread would allocate an unaligned buffer, which O_DIRECT refuses.
     done = os.preadv(fd, [buffer], offset)
     if done != page_size:
         raise OSError(errno.EIO, f"short direct read at offset {offset}: {done} of {page_size} bytes")
 
 
-def _write_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
+def write_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
     done = os.pwrite(fd, buffer, offset)
     if done != page_size:
         raise OSError(errno.EIO, f"short direct write at offset {offset}: {done} of {page_size} bytes")
@@ -180,7 +180,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
     read_buffer = mmap.mmap(-1, page_size)
     slots = [mmap.mmap(-1, page_size) for _ in range(write_batch)]  # page-aligned, one per dirty page
     records_per_page = page_size // RECORD.size
-    fd = _open_direct(data_file, page_size, read_buffer)
+    fd = open_direct(data_file, page_size, read_buffer)
     try:
         with ThreadPoolExecutor(max_workers=write_batch, thread_name_prefix="writeback") as pool:
             # Start all write_batch threads now (each waits at the barrier, so none is idle
@@ -194,7 +194,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
             dirty: dict[int, int] = {}  # page -> slot holding its dirty contents
 
             def flush() -> None:
-                futures = [pool.submit(_write_page, fd, slots[slot], page * page_size, page_size)
+                futures = [pool.submit(write_page, fd, slots[slot], page * page_size, page_size)
                            for page, slot in dirty.items()]
                 for future in futures:  # wait for all; re-raise the first failure
                     future.result()
@@ -208,7 +208,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
             while (now < deadline or dirty) and (max_operations is None or operations < max_operations):
                 page = rng.randrange(pages)
                 if rng.random() < read_fraction:
-                    _read_page(fd, read_buffer, page * page_size, page_size)
+                    read_page(fd, read_buffer, page * page_size, page_size)
                     reads += 1
                 else:
                     writes += 1

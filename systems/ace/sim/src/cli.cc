@@ -26,6 +26,7 @@ const char* usage() {
                                 re-pin, a hit that leaves the policy alone, as in PostgreSQL (on)
   --seed X                      synthetic workload and ExpCache's expert sampling (1)
   --out FILE                    CSV output (stdout)
+  --io-log FILE                 every I/O phase, one line each: R|W and the pages read or written at once
   --grid FILE                   one configuration per row: a header of option names, then values
 )";
 }
@@ -101,8 +102,9 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "synthetic") {
       o.synthetic = true;
     } else if (name == "policy") {
-      if (!parse_policy(value, &c.policy))
-        throw InputError("--policy must be lru, cflru, lru_wsr, clock or expcache, not '" + value + "'");
+      if (!known_policy(value))
+        throw InputError("--policy must be one of " + policy_names() + ", not '" + value + "'");
+      c.policy = value;
     } else if (name == "ace") {
       if (value != "on" && value != "off") throw InputError("--ace must be on or off, not '" + value + "'");
       c.ace = value == "on";
@@ -160,12 +162,15 @@ Options parse_args(const std::vector<std::string>& args) {
       synthetic_option = true;
     } else if (name == "out") {
       o.out = value;
+    } else if (name == "io-log") {
+      o.io_log = value;
     } else if (name == "grid") {
       o.grid = value;
     } else {
       throw InputError("unknown option --" + name);
     }
   }
+  if (!o.grid.empty() && !o.io_log.empty()) throw InputError("--io-log logs one configuration, not a --grid");
   if (o.help || !o.grid.empty()) return o;  // a grid's rows are checked one by one
 
   const Config& c = o.config;
@@ -176,7 +181,7 @@ Options parse_args(const std::vector<std::string>& args) {
   if (o.synthetic && (o.workload.ops == 0 || o.workload.pages == 0))
     throw InputError("--synthetic needs --ops N and --pages P (both at least 1)");
   if (c.prefetch != Prefetch::kOff && !c.ace) throw InputError("--prefetch needs --ace on");
-  if (c.prefetch != Prefetch::kOff && c.policy == PolicyKind::kExpCache)
+  if (c.prefetch != Prefetch::kOff && c.policy == "expcache")
     throw InputError("--prefetch is not available with --policy expcache (where a prefetched page "
                      "would go is not defined)");
   return o;
@@ -207,7 +212,8 @@ std::vector<std::vector<std::string>> grid_rows(const std::string& path,
       for (std::string name : cells) {
         for (char& ch : name)
           if (ch == '_') ch = '-';
-        if (name == "grid" || name == "out") throw InputError(path + ": a grid cannot set --" + name);
+        if (name == "grid" || name == "out" || name == "io-log")
+          throw InputError(path + ": a grid cannot set --" + name);
         header.push_back(name);
       }
       continue;
@@ -243,7 +249,7 @@ std::string csv_row(const Options& o, const Simulator& sim) {
   const Config& c = o.config;
   const Counters& k = sim.counters();
   std::ostringstream row;
-  row << policy_name(c.policy) << ',' << (c.ace ? "on" : "off") << ',' << prefetch_name(c.prefetch)
+  row << c.policy << ',' << (c.ace ? "on" : "off") << ',' << prefetch_name(c.prefetch)
       << ',' << c.n_w << ',' << c.n_e << ',' << c.pool_pages << ',' << fmt(c.cflru_window) << ','
       << fmt(c.device.read_latency_us) << ',' << fmt(c.device.alpha) << ',' << c.device.k_r << ','
       << c.device.k_w << ',' << c.device.page_size << ',' << fmt(c.cpu_us_per_access) << ','
@@ -264,8 +270,22 @@ std::string csv_row(const Options& o, const Simulator& sim) {
   return row.str();
 }
 
+namespace {
+// Written whole and renamed, so that a file with this name is always complete.
+void write_whole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) throw InputError("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("cannot rename " + tmp + " to " + path);
+}
+}  // namespace
+
 std::string Runner::run(const Options& o) {
   Simulator sim(o.config);
+  std::ostringstream io_log;
+  if (!o.io_log.empty()) sim.set_io_log(&io_log);
   if (o.synthetic) {
     replay(sim, o.workload);
   } else {
@@ -274,6 +294,7 @@ std::string Runner::run(const Options& o) {
     if (!ops) ops = std::make_shared<std::vector<Op>>(read_trace(o.trace, o.trace_format));
     replay(sim, *ops, o.pg_repins);
   }
+  if (!o.io_log.empty()) write_whole(o.io_log, io_log.str());
   return csv_row(o, sim);
 }
 
@@ -308,17 +329,14 @@ int main_with_args(const std::vector<std::string>& args) {
       std::cout << text;
       return std::cout.good() ? 0 : 1;
     }
-    // Written whole and renamed, so that a file with this name is always complete.
-    const std::string tmp = o.out + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out || !(out << text) || !out.flush()) throw InputError("cannot write " + tmp);
-    }
-    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw InputError("cannot rename " + tmp + " to " + o.out);
+    write_whole(o.out, text);
     return 0;
   } catch (const InputError& e) {
     std::cerr << "ace-sim: error: " << e.what() << "\n(ace-sim --help lists the options)\n";
     return 2;
+  } catch (const PolicyError& e) {
+    std::cerr << "ace-sim: error: " << e.what() << "\n";
+    return 3;
   } catch (const std::exception& e) {
     std::cerr << "ace-sim: internal error: " << e.what() << "\n";
     return 1;

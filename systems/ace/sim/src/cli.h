@@ -19,6 +19,7 @@ struct Options {
   bool synthetic = false;
   Synthetic workload;
   std::string out;   // empty: stdout
+  std::string io_log;  // empty: none (Simulator::set_io_log)
   std::string grid;  // a CSV of configurations, one per row
   bool help = false;
 };

@@ -11,34 +11,9 @@ bool contains(const std::vector<Frame>& frames, Frame f) {
 }
 }  // namespace
 
-bool parse_policy(const std::string& name, PolicyKind* kind) {
-  static const std::pair<const char*, PolicyKind> names[] = {
-      {"lru", PolicyKind::kLru},     {"cflru", PolicyKind::kCflru},
-      {"lru_wsr", PolicyKind::kLruWsr}, {"clock", PolicyKind::kClock},
-      {"expcache", PolicyKind::kExpCache}};
-  for (const auto& [n, k] : names) {
-    if (name == n) {
-      *kind = k;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* policy_name(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::kLru: return "lru";
-    case PolicyKind::kCflru: return "cflru";
-    case PolicyKind::kLruWsr: return "lru_wsr";
-    case PolicyKind::kClock: return "clock";
-    case PolicyKind::kExpCache: return "expcache";
-  }
-  return "?";
-}
-
 // ------------------------------------------------------------------ list policies
 
-ListPolicy::ListPolicy(const std::vector<FrameState>& frames, PolicyKind kind, double cflru_window)
+ListPolicy::ListPolicy(const std::vector<FrameState>& frames, ListKind kind, double cflru_window)
     : Policy(frames),
       kind_(kind),
       n_(static_cast<int>(frames.size())),
@@ -47,7 +22,7 @@ ListPolicy::ListPolicy(const std::vector<FrameState>& frames, PolicyKind kind, d
       cold_(frames.size(), false),
       stamp_(frames.size(), 0) {
   // As freelist.c: Max(1, (int) (cflru_window * NBuffers)); the other policies walk it all.
-  window_ = kind == PolicyKind::kCflru
+  window_ = kind == ListKind::kCflru
                 ? std::max(1, static_cast<int>(cflru_window * static_cast<double>(n_)))
                 : 2 * n_;
 }
@@ -76,7 +51,7 @@ void ListPolicy::push_tail(Frame f) {
 }
 
 void ListPolicy::restamp(Frame f, bool at_head) {
-  if (kind_ != PolicyKind::kCflru) return;
+  if (kind_ != ListKind::kCflru) return;
   unstamp(f);
   stamp_[f] = at_head ? ++head_stamp_ : --tail_stamp_;
   order_.insert(stamp_[f]);
@@ -84,7 +59,7 @@ void ListPolicy::restamp(Frame f, bool at_head) {
 }
 
 void ListPolicy::unstamp(Frame f) {
-  if (kind_ != PolicyKind::kCflru || stamp_[f] == 0) return;
+  if (kind_ != ListKind::kCflru || stamp_[f] == 0) return;
   order_.erase(stamp_[f]);
   clean_.erase({stamp_[f], f});
   stamp_[f] = 0;
@@ -116,11 +91,11 @@ void ListPolicy::make_evict_first(Frame f) {
 }
 
 void ListPolicy::on_dirty(Frame f) {
-  if (kind_ == PolicyKind::kCflru && stamp_[f] != 0) clean_.erase({stamp_[f], f});
+  if (kind_ == ListKind::kCflru && stamp_[f] != 0) clean_.erase({stamp_[f], f});
 }
 
 void ListPolicy::on_clean(Frame f) {
-  if (kind_ == PolicyKind::kCflru && stamp_[f] != 0) clean_.insert({stamp_[f], f});
+  if (kind_ == ListKind::kCflru && stamp_[f] != 0) clean_.insert({stamp_[f], f});
 }
 
 void ListPolicy::on_evict(Frame f) {
@@ -146,7 +121,7 @@ Frame ListPolicy::cflru_victim(const std::vector<Frame>& pinned) {
 // first clean or cold one, moving dirty warm ones to the head with the flag set. The walk
 // is bounded by 2N because LRU-WSR may meet each moved frame a second time.
 Frame ListPolicy::victim(const std::vector<Frame>& pinned) {
-  if (kind_ == PolicyKind::kCflru && !reference_walk_) return cflru_victim(pinned);
+  if (kind_ == ListKind::kCflru && !reference_walk_) return cflru_victim(pinned);
   Frame victim = kNoFrame, first_unpinned = kNoFrame;
   int walked = 0;
   for (Frame id = tail_; id != kNoFrame && walked < 2 * n_;) {
@@ -155,11 +130,11 @@ Frame ListPolicy::victim(const std::vector<Frame>& pinned) {
     if (!contains(pinned, id)) {
       bool dirty = frames_[id].dirty;
       if (first_unpinned == kNoFrame) first_unpinned = id;
-      if (kind_ == PolicyKind::kLru || (!dirty && walked <= window_)) {
+      if (kind_ == ListKind::kLru || (!dirty && walked <= window_)) {
         victim = id;
         break;
       }
-      if (kind_ == PolicyKind::kLruWsr) {
+      if (kind_ == ListKind::kLruWsr) {
         if (cold_[id]) {
           victim = id;
           break;
@@ -169,7 +144,7 @@ Frame ListPolicy::victim(const std::vector<Frame>& pinned) {
         push_head(id);
       }
     }
-    if (kind_ == PolicyKind::kCflru && walked >= window_ && first_unpinned != kNoFrame) {
+    if (kind_ == ListKind::kCflru && walked >= window_ && first_unpinned != kNoFrame) {
       victim = first_unpinned;
       break;
     }
@@ -191,7 +166,7 @@ std::vector<Frame> ListPolicy::writeback_candidates(Frame victim, int max,
     Frame toward_head = prev_[id];
     walked++;
     if (id != victim && !contains(pinned, id) && frames_[id].valid && frames_[id].dirty) {
-      if (kind_ != PolicyKind::kLruWsr || cold_[id]) {
+      if (kind_ != ListKind::kLruWsr || cold_[id]) {
         found.push_back(id);
       } else {
         cold_[id] = true;
@@ -432,13 +407,25 @@ std::vector<Frame> ExpCachePolicy::writeback_candidates(Frame victim, int max,
   return found;
 }
 
-std::unique_ptr<Policy> make_policy(PolicyKind kind, const std::vector<FrameState>& frames,
-                                    double cflru_window, uint64_t seed) {
-  switch (kind) {
-    case PolicyKind::kClock: return std::make_unique<ClockPolicy>(frames);
-    case PolicyKind::kExpCache: return std::make_unique<ExpCachePolicy>(frames, seed);
-    default: return std::make_unique<ListPolicy>(frames, kind, cflru_window);
-  }
+// ------------------------------------------------------------------ built in
+
+namespace {
+template <ListKind kind>
+std::unique_ptr<Policy> make_list(const std::vector<FrameState>& frames, const PolicyOptions& o) {
+  return std::make_unique<ListPolicy>(frames, kind, o.cflru_window);
+}
+}  // namespace
+
+std::vector<NamedPolicy> builtin_policies() {
+  return {{"lru", make_list<ListKind::kLru>},
+          {"cflru", make_list<ListKind::kCflru>},
+          {"lru_wsr", make_list<ListKind::kLruWsr>},
+          {"clock", [](const std::vector<FrameState>& frames, const PolicyOptions&) -> std::unique_ptr<Policy> {
+             return std::make_unique<ClockPolicy>(frames);
+           }},
+          {"expcache", [](const std::vector<FrameState>& frames, const PolicyOptions& o) -> std::unique_ptr<Policy> {
+             return std::make_unique<ExpCachePolicy>(frames, o.seed);
+           }}};
 }
 
 }  // namespace acesim

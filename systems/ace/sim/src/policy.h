@@ -3,6 +3,11 @@
 // frame to evict (victim), which dirty frames it would evict next (ACE's Writer), and
 // where a page goes when it arrives. The list policies and Clock Sweep mirror the
 // patched PostgreSQL's freelist.c (systems/ace/patches/0002-*.patch).
+//
+// Policy is also the plug-in interface: every policy, built in or not, is a subclass found by
+// name in one registry (--policy NAME). A plug-in is a .cc file linked into ace-sim (CMake's
+// ACE_SIM_PLUGINS; lab 2 of labs/ builds students' policies this way) that registers its class
+// with ACESIM_REGISTER_POLICY. The pool checks every answer a policy gives (PolicyError).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +35,8 @@ struct FrameState {
   bool prefetched = false;  // holds a prefetched page nobody has requested yet
 };
 
-enum class PolicyKind { kLru, kCflru, kLruWsr, kClock, kExpCache };
-
-bool parse_policy(const std::string& name, PolicyKind* kind);
-const char* policy_name(PolicyKind kind);
+// The three policies of one list (ListPolicy).
+enum class ListKind { kLru, kCflru, kLruWsr };
 
 class Policy {
  public:
@@ -68,7 +71,7 @@ class Policy {
 // LRU, CFLRU and LRU-WSR: one doubly linked list, most recently used at the head.
 class ListPolicy : public Policy {
  public:
-  ListPolicy(const std::vector<FrameState>& frames, PolicyKind kind, double cflru_window);
+  ListPolicy(const std::vector<FrameState>& frames, ListKind kind, double cflru_window);
   void on_hit(Frame f, uint64_t now) override;
   void on_load(Frame f, uint64_t now) override;
   void make_evict_first(Frame f) override;
@@ -92,7 +95,7 @@ class ListPolicy : public Policy {
   void push_tail(Frame f);
   Frame cflru_victim(const std::vector<Frame>& pinned);
 
-  PolicyKind kind_;
+  ListKind kind_;
   int window_;  // CFLRU's clean-first region, in frames
   bool reference_walk_ = false;
   int n_;
@@ -195,7 +198,37 @@ class ExpCachePolicy : public Policy {
   bool last_lru_ = true;
 };
 
-std::unique_ptr<Policy> make_policy(PolicyKind kind, const std::vector<FrameState>& frames,
-                                    double cflru_window, uint64_t seed);
+// What a policy may be built with: the command line's --cflru-window and --seed.
+struct PolicyOptions {
+  double cflru_window = 1.0 / 3.0;
+  uint64_t seed = 1;
+};
+using PolicyFactory = std::unique_ptr<Policy> (*)(const std::vector<FrameState>& frames,
+                                                  const PolicyOptions& options);
+
+struct NamedPolicy {
+  std::string name;
+  PolicyFactory factory;
+};
+// lru, cflru, lru_wsr, clock and expcache (policy.cc); none in libace_sim_plugins_only.a.
+std::vector<NamedPolicy> builtin_policies();
+
+// The registry (policy_registry.cc): the built-in policies, then those a plug-in adds before
+// main() runs. A second policy by a name already taken stops the program.
+bool register_policy(const std::string& name, PolicyFactory factory);
+bool known_policy(const std::string& name);
+std::string policy_names();  // "lru, cflru, ...", in the order they were registered
+// Throws std::invalid_argument for a name nobody registered.
+std::unique_ptr<Policy> make_policy(const std::string& name, const std::vector<FrameState>& frames,
+                                    const PolicyOptions& options = {});
 
 }  // namespace acesim
+
+// In a plug-in's .cc, at namespace scope: CLASS (a Policy constructed from the frames alone)
+// becomes --policy NAME.
+#define ACESIM_REGISTER_POLICY(NAME, CLASS)                                                  \
+  static const bool acesim_registered_##CLASS = ::acesim::register_policy(                \
+      NAME, [](const std::vector<::acesim::FrameState>& frames,                           \
+               const ::acesim::PolicyOptions&) -> std::unique_ptr<::acesim::Policy> {     \
+        return std::make_unique<CLASS>(frames);                                           \
+      })

@@ -12,7 +12,7 @@ uint64_t rounds(uint64_t m, int k) { return (m + static_cast<uint64_t>(k) - 1) /
 Simulator::Simulator(const Config& config) : cfg_(config) {
   if (cfg_.pool_pages < 1) throw std::invalid_argument("pool_pages must be at least 1");
   frames_.resize(static_cast<size_t>(cfg_.pool_pages));
-  policy_ = make_policy(cfg_.policy, frames_, cfg_.cflru_window, cfg_.seed);
+  policy_ = make_policy(cfg_.policy, frames_, PolicyOptions{cfg_.cflru_window, cfg_.seed});
   free_.resize(frames_.size());
   for (size_t i = 0; i < free_.size(); i++) free_[i] = static_cast<Frame>(i);
   map_.reserve(frames_.size() * 2);
@@ -77,6 +77,44 @@ void Simulator::install(Frame f, uint64_t page, uint64_t now) {
   policy_->on_load(f, now);
 }
 
+// The pool holds every page it was given: whatever a policy answers, a victim must be a frame
+// with a page that nobody pins, and what ACE writes with it distinct dirty frames, neither the
+// victim nor pinned, at most n_w - 1. Checked on every answer (a few comparisons per eviction).
+void Simulator::check_victim(Frame v, const std::vector<Frame>& pinned) const {
+  const std::string who = "policy '" + cfg_.policy + "': victim() returned ";
+  if (v == kNoFrame) throw PolicyError(who + "no frame, but not every frame is pinned");
+  if (v < 0 || static_cast<size_t>(v) >= frames_.size())
+    throw PolicyError(who + "frame " + std::to_string(v) + ", not a frame of the pool (0 to " +
+                      std::to_string(frames_.size() - 1) + ")");
+  if (!frames_[v].valid) throw PolicyError(who + "frame " + std::to_string(v) + ", which holds no page");
+  if (std::find(pinned.begin(), pinned.end(), v) != pinned.end())
+    throw PolicyError(who + "frame " + std::to_string(v) + ", which is pinned");
+}
+
+void Simulator::check_writeback(const std::vector<Frame>& others, Frame v, const std::vector<Frame>& pinned) const {
+  const std::string who = "policy '" + cfg_.policy + "': writeback_candidates() returned ";
+  if (others.size() > static_cast<size_t>(std::max(cfg_.n_w - 1, 0)))
+    throw PolicyError(who + std::to_string(others.size()) + " frames, more than the " +
+                      std::to_string(std::max(cfg_.n_w - 1, 0)) + " asked for");
+  std::vector<bool> seen(frames_.size(), false);
+  for (Frame g : others) {
+    const std::string frame = "frame " + std::to_string(g);
+    if (g < 0 || static_cast<size_t>(g) >= frames_.size()) throw PolicyError(who + frame + ", not a frame of the pool");
+    if (g == v) throw PolicyError(who + frame + ", the victim itself (it is written anyway)");
+    if (seen[g]) throw PolicyError(who + frame + " twice");
+    seen[g] = true;
+    if (!frames_[g].valid || !frames_[g].dirty) throw PolicyError(who + frame + ", which is not dirty");
+    if (std::find(pinned.begin(), pinned.end(), g) != pinned.end()) throw PolicyError(who + frame + ", which is pinned");
+  }
+}
+
+void Simulator::log_phase(char op, const std::vector<uint64_t>& pages) {
+  if (!io_log_) return;
+  *io_log_ << op;
+  for (uint64_t p : pages) *io_log_ << ' ' << p;
+  *io_log_ << '\n';
+}
+
 // A free frame (PostgreSQL's freelist, used until the pool is full), else the policy's
 // victim. A dirty victim is written first: alone, or with ACE's Writer together with the
 // next n_w - 1 dirty pages of the policy's order, which stay resident and become clean.
@@ -86,12 +124,15 @@ Frame Simulator::obtain_frame(const std::vector<Frame>& pinned, Alloc* kind) {
     return free_[next_free_++];
   }
   Frame v = policy_->victim(pinned);
-  if (v == kNoFrame) throw std::logic_error("every frame is pinned");
+  check_victim(v, pinned);
   if (frames_[v].dirty) {
     *kind = Alloc::kDirtyVictim;
     c_.dirty_evictions++;
     std::vector<Frame> others;
-    if (cfg_.ace) others = policy_->writeback_candidates(v, cfg_.n_w - 1, pinned);
+    if (cfg_.ace) {
+      others = policy_->writeback_candidates(v, cfg_.n_w - 1, pinned);
+      check_writeback(others, v, pinned);
+    }
     last_batch_.assign(1, frames_[v].page);
     frames_[v].dirty = false;
     for (Frame g : others) {
@@ -99,6 +140,7 @@ Frame Simulator::obtain_frame(const std::vector<Frame>& pinned, Alloc* kind) {
       frames_[g].dirty = false;
       policy_->on_clean(g);
     }
+    log_phase('W', last_batch_);
     c_.pages_written += 1 + others.size();
     c_.write_batches++;
     c_.write_rounds += rounds(1 + others.size(), cfg_.device.k_w);
@@ -148,6 +190,11 @@ void Simulator::load(uint64_t page, bool write, uint32_t pid, uint64_t now) {
   std::vector<uint64_t> predicted;
   if (cfg_.ace && cfg_.prefetch != Prefetch::kOff) predicted = predict(page, pid, kind);
   c_.read_rounds += rounds(1 + predicted.size(), cfg_.device.k_r);  // read together
+  if (io_log_) {
+    std::vector<uint64_t> read{page};
+    read.insert(read.end(), predicted.begin(), predicted.end());
+    log_phase('R', read);
+  }
   if (write) set_dirty(f);
 
   // Then the prefetched pages get frames, one victim each (a dirty victim is written as

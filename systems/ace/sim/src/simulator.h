@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,7 +32,7 @@ struct Device {
 };
 
 struct Config {
-  PolicyKind policy = PolicyKind::kLru;
+  std::string policy = "lru";  // a name of the policy registry (policy.h)
   bool ace = false;
   Prefetch prefetch = Prefetch::kOff;
   int n_w = 8;
@@ -52,6 +55,13 @@ struct Counters {
   uint64_t write_rounds = 0;   // sum of ceil(m / k_w) over write events
 };
 
+// A policy answered what the pool cannot do: a pinned or empty frame as the victim, a clean,
+// repeated or pinned frame to write back. The message names the policy and the frame.
+class PolicyError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
 class Simulator {
  public:
   explicit Simulator(const Config& config);
@@ -65,6 +75,10 @@ class Simulator {
   // The number of blocks of each relation fork (indexed by fork number), which bounds what
   // the Reader may prefetch: nothing is prefetched from a fork of unknown size.
   void set_nblocks(std::vector<uint32_t> nblocks) { nblocks_ = std::move(nblocks); }
+
+  // Every I/O phase, as it happens, one line each: "R <page> ..." (pages read at once) or
+  // "W <page> ..." (pages written at once); pages as make_page() numbers them. nullptr: none.
+  void set_io_log(std::ostream* log) { io_log_ = log; }
 
   const Counters& counters() const { return c_; }
   double virtual_runtime_us() const;
@@ -84,6 +98,9 @@ class Simulator {
   void install(Frame f, uint64_t page, uint64_t now);
   void set_dirty(Frame f);
   std::vector<uint64_t> predict(uint64_t page, uint32_t pid, Alloc kind);
+  void check_victim(Frame v, const std::vector<Frame>& pinned) const;
+  void check_writeback(const std::vector<Frame>& others, Frame v, const std::vector<Frame>& pinned) const;
+  void log_phase(char op, const std::vector<uint64_t>& pages);
   uint32_t nblocks(uint32_t rel) const { return rel < nblocks_.size() ? nblocks_[rel] : 0; }
 
   Config cfg_;
@@ -96,6 +113,7 @@ class Simulator {
   std::vector<uint32_t> nblocks_;                       // per relation fork
   std::vector<uint64_t> last_batch_;
   Counters c_;
+  std::ostream* io_log_ = nullptr;
 };
 
 }  // namespace acesim

@@ -118,7 +118,7 @@ TEST_F(Cli, PgTraceRepinsLeaveThePolicyAlone) {
                                           Op::kRead}));
   for (bool repins : {true, false}) {
     Config c;
-    c.policy = PolicyKind::kClock;
+    c.policy = "clock";
     c.pool_pages = 4;
     Simulator sim(c);
     replay(sim, ops, repins);

@@ -19,7 +19,7 @@ struct Pool {
   std::vector<Frame> pinned;
   std::unique_ptr<Policy> policy;
 
-  Pool(PolicyKind kind, const std::string& spec, double window = 1.0 / 3.0) {
+  Pool(const std::string& kind, const std::string& spec, double window = 1.0 / 3.0) {
     std::istringstream in(spec);
     std::string item;
     std::vector<std::string> flags;
@@ -29,7 +29,7 @@ struct Pool {
       flags.push_back(colon == std::string::npos ? "" : item.substr(colon + 1));
     }
     frames.resize(names.size());
-    policy = make_policy(kind, frames, window, 1);
+    policy = make_policy(kind, frames, PolicyOptions{window, 1});
     for (size_t i = 0; i < names.size(); i++) {
       Frame f = static_cast<Frame>(i);
       frames[i] = FrameState{i, true, flags[i].find('D') != std::string::npos, false};
@@ -64,64 +64,64 @@ struct Pool {
 using V = std::vector<std::string>;
 
 TEST(ListPolicy, Figure_4_6a_LruWritesThreeDirtyPagesInLruOrder) {
-  Pool pool(PolicyKind::kLru, "p6:D p5 p4:D p3 p2:D p1");
+  Pool pool("lru", "p6:D p5 p4:D p3 p2:D p1");
   EXPECT_EQ(pool.victim(), "p6");
   EXPECT_EQ(pool.writeback("p6", 3), (V{"p4", "p2"}));
   EXPECT_EQ(pool.order(), (V{"p6", "p5", "p4", "p3", "p2", "p1"}));  // writing reorders nothing
 }
 
 TEST(ListPolicy, Figure_4_6b_LruWsrMovesTheWarmDirtyPageAndWritesTheColdOnes) {
-  Pool pool(PolicyKind::kLruWsr, "p6:DW p5 p4:DW p3:D p2 p1:DW");
+  Pool pool("lru_wsr", "p6:DW p5 p4:DW p3:D p2 p1:DW");
   EXPECT_EQ(pool.victim(), "p6");
   EXPECT_EQ(pool.writeback("p6", 3), (V{"p4", "p1"}));
   EXPECT_EQ(pool.order(), (V{"p6*", "p5", "p4*", "p2", "p1*", "p3*"}));
 }
 
 TEST(ListPolicy, SummaryPaperFigure7b_CflruWritesFromItsCleanFirstRegion) {
-  Pool pool(PolicyKind::kCflru, "p6:D p5:D p4:D p3 p2 p1", 0.5);
+  Pool pool("cflru", "p6:D p5:D p4:D p3 p2 p1", 0.5);
   EXPECT_EQ(pool.victim(), "p6");  // the window holds no clean page: LRU's victim, dirty
   EXPECT_EQ(pool.writeback("p6", 3), (V{"p5", "p4"}));
 }
 
 TEST(ListPolicy, CflruEvictsACleanPageOfItsWindowFirst) {
-  EXPECT_EQ(Pool(PolicyKind::kCflru, "p6:D p5 p4:D p3 p2 p1", 0.5).victim(), "p5");
+  EXPECT_EQ(Pool("cflru", "p6:D p5 p4:D p3 p2 p1", 0.5).victim(), "p5");
   // (int) (0.34 * 6) = 2 frames: p3 is clean but outside the window
-  EXPECT_EQ(Pool(PolicyKind::kCflru, "p6:D p5:D p4:D p3 p2 p1", 0.34).victim(), "p6");
+  EXPECT_EQ(Pool("cflru", "p6:D p5:D p4:D p3 p2 p1", 0.34).victim(), "p6");
   // the default window, 1/3 of 9 frames = 3
-  EXPECT_EQ(Pool(PolicyKind::kCflru, "a:D b:D c d e f g h i").victim(), "c");
-  EXPECT_EQ(Pool(PolicyKind::kCflru, "a:D b:D c:D d e f g h i").victim(), "a");
+  EXPECT_EQ(Pool("cflru", "a:D b:D c d e f g h i").victim(), "c");
+  EXPECT_EQ(Pool("cflru", "a:D b:D c:D d e f g h i").victim(), "a");
 }
 
 TEST(ListPolicy, SlidesLruWsrExample1_WarmDirtyPageMovesAndTheCleanOneGoes) {
-  Pool pool(PolicyKind::kLruWsr, "p1:D p2 p3:D p4:D p5 p6:DW");
+  Pool pool("lru_wsr", "p1:D p2 p3:D p4:D p5 p6:DW");
   EXPECT_EQ(pool.victim(), "p2");
   EXPECT_EQ(pool.order(), (V{"p2", "p3", "p4", "p5", "p6*", "p1*"}));
 }
 
 TEST(ListPolicy, SlidesLruWsrExample2_ColdDirtyPageIsEvicted) {
-  EXPECT_EQ(Pool(PolicyKind::kLruWsr, "p1:DW p2 p3:D p4:D p5 p6:DW").victim(), "p1");
+  EXPECT_EQ(Pool("lru_wsr", "p1:DW p2 p3:D p4:D p5 p6:DW").victim(), "p1");
 }
 
 TEST(ListPolicy, SlidesLruAceExample_WritesFourFiveTwoEvictsFour) {
   // LRU list 8 6 2 3 5 7 4 (most recent first), 4, 5, 2 dirty, k_w = 3
-  Pool pool(PolicyKind::kLru, "4:D 7 5:D 3 2:D 6 8");
+  Pool pool("lru", "4:D 7 5:D 3 2:D 6 8");
   EXPECT_EQ(pool.victim(), "4");
   EXPECT_EQ(pool.writeback("4", 3), (V{"5", "2"}));
 }
 
 TEST(ListPolicy, PinnedPagesAreNeitherEvictedNorWritten) {
-  Pool pool(PolicyKind::kLru, "p6:DP p5:D p4:DP p3:D p2 p1:D");
+  Pool pool("lru", "p6:DP p5:D p4:DP p3:D p2 p1:D");
   EXPECT_EQ(pool.victim(), "p5");
   EXPECT_EQ(pool.writeback("p5", 3), (V{"p3", "p1"}));
 }
 
 TEST(ListPolicy, FewerDirtyPagesThanNw) {
-  Pool pool(PolicyKind::kLru, "p4:D p3 p2:D p1");
+  Pool pool("lru", "p4:D p3 p2:D p1");
   EXPECT_EQ(pool.writeback("p4", 8), (V{"p2"}));
 }
 
 TEST(ListPolicy, LruWsrWithAllPagesWarmAndDirtyTakesTheFirstOneOnTheSecondPass) {
-  Pool pool(PolicyKind::kLruWsr, "a:D b:D c:D");
+  Pool pool("lru_wsr", "a:D b:D c:D");
   EXPECT_EQ(pool.victim(), "a");
   EXPECT_EQ(pool.order(), (V{"a*", "b*", "c*"}));
 }
@@ -129,7 +129,7 @@ TEST(ListPolicy, LruWsrWithAllPagesWarmAndDirtyTakesTheFirstOneOnTheSecondPass) 
 TEST(ClockPolicy, WritesInTheOrderItWouldEvict) {
   // The hand is at b0: b0's count drops to 0 and b1 goes. Then, with no further
   // accesses, (usage count, distance from the hand): b4 (0), b0 (0), b5 (1), b3 (2).
-  Pool pool(PolicyKind::kClock, "b0:DU1 b1:D b2 b3:DU2 b4:D b5:DU1");
+  Pool pool("clock", "b0:DU1 b1:D b2 b3:DU2 b4:D b5:DU1");
   for (Frame f : {1, 2, 4}) pool.clock().set_usage(f, 0);
   EXPECT_EQ(pool.victim(), "b1");
   EXPECT_EQ(pool.clock().usage(0), 0);
@@ -139,7 +139,7 @@ TEST(ClockPolicy, WritesInTheOrderItWouldEvict) {
 }
 
 TEST(ClockPolicy, UsageCountsAsPostgreSqlKeepsThem) {
-  Pool pool(PolicyKind::kClock, "a b c");
+  Pool pool("clock", "a b c");
   for (Frame f = 0; f < 3; f++) EXPECT_EQ(pool.clock().usage(f), 1);  // a new page: 1
   for (int i = 0; i < 10; i++) pool.policy->on_hit(0, 10 + i);
   EXPECT_EQ(pool.clock().usage(0), 5);  // BM_MAX_USAGE_COUNT
@@ -152,7 +152,7 @@ TEST(ClockPolicy, UsageCountsAsPostgreSqlKeepsThem) {
 }
 
 TEST(ClockPolicy, PinnedFramesAreSkippedWithoutDecrement) {
-  Pool pool(PolicyKind::kClock, "a:P b c");
+  Pool pool("clock", "a:P b c");
   pool.clock().set_usage(0, 0);
   pool.clock().set_usage(1, 2);
   pool.clock().set_usage(2, 1);
@@ -163,7 +163,7 @@ TEST(ClockPolicy, PinnedFramesAreSkippedWithoutDecrement) {
 }
 
 TEST(ClockPolicy, EveryFramePinnedGivesNoVictim) {
-  Pool pool(PolicyKind::kClock, "a:P b:P");
+  Pool pool("clock", "a:P b:P");
   EXPECT_EQ(pool.policy->victim(pool.pinned), kNoFrame);
 }
 

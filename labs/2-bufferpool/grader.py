@@ -1,0 +1,243 @@
+"""Lab 2's grader: the student's policy.cc (LRU-WSR and ACE's write-back for it, a plug-in of the
+bufferpool simulator) compiled into ace-sim in the sandbox, run on small edge cases and on each
+student's hidden workloads against the artifact's own lru_wsr, and its ACE schedule replayed on
+each student's hidden emulated SSD for the speedup (lab.yaml).
+
+Everything the submission produces runs in the sandbox (the compiler, the binary); the grader
+compares its CSV rows with the reference's and replays its I/O log (ace.io_replay), trusting no
+more than the numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+
+LAB_DIR = Path(__file__).resolve().parent
+SUBMISSION_FILE = "policy.cc"
+POLICY = "student"  # the name policy.cc registers (ACESIM_REGISTER_POLICY)
+REFERENCE = "lru_wsr"
+PAGE_BYTES = 4096
+COMPILER_OUTPUT_KEPT = 3000
+COMPARED = ("hits", "misses", "dirty_evictions", "pages_written", "write_batches")
+
+
+def load_config(override: Path | None = None) -> dict:
+    from labkit import config  # noqa: PLC0415
+
+    return config.load(LAB_DIR, override)
+
+
+def hidden(key: bytes, student: str, config: dict) -> dict:
+    """The student's workloads (synthetic, Table 4.2's generator), n_w and device."""
+    from labkit import seeds  # noqa: PLC0415
+
+    rng = seeds.student_rng(key, f"lab{config['lab']}", student)
+    spec = config["hidden"]
+    workloads = []
+    for number in range(spec["workloads"]):
+        pool = seeds.draw(rng, spec["pool_pages"])
+        workloads.append({"pool_pages": pool, "pages": pool * seeds.draw(rng, spec["pages_per_pool"]),
+                          "ops": spec["ops"], "read_pct": seeds.draw(rng, spec["read_pct"]),
+                          "hot_ops_pct": seeds.draw(rng, spec["hot_ops_pct"]),
+                          "hot_pages_pct": seeds.draw(rng, spec["hot_pages_pct"]), "seed": rng.randrange(1, 1 << 31)})
+    device = {name: seeds.draw(rng, spec[name]) for name in ("read_latency_us", "alpha", "k_r", "k_w")}
+    return {"workloads": workloads, "n_w": seeds.draw(rng, spec["n_w"]), "device": device}
+
+
+def _options(workload: dict) -> list[str]:
+    """ace-sim's arguments for a synthetic workload (and its pool, when it names one)."""
+    return ["--synthetic", *(f"--{name.replace('_', '-')}={value}" for name, value in workload.items())]
+
+
+def edge_cases(work: Path) -> list[tuple[str, list[str]]]:
+    """The validity checks' runs, the same for everyone: the smallest pools, every write dirty, and
+    a trace of scans with ACE's prefetching, so that pages are pinned while a victim is chosen."""
+    scans = work / "scans.trace"
+    lines = []
+    for round_ in range(6):
+        lines += [f"R {page}" for page in range(40 * round_, 40 * round_ + 60)]
+        lines += [f"W {(page * 37) % 300}" for page in range(round_ * 25, round_ * 25 + 25)]
+    scans.write_text("\n".join(lines) + "\n", encoding="ascii")
+    writes = {"ops": 3000, "pages": 500, "read_pct": 0, "hot_ops_pct": 50, "hot_pages_pct": 50, "seed": 7}
+    cases = [(f"a pool of {pool} page{'s' * (pool > 1)}, all writes, ACE {ace} with n_w = 8",
+              ["--pool-pages", str(pool), "--ace", ace, "--n-w", "8", *_options(writes)])
+             for pool in (1, 2, 3) for ace in ("off", "on")]
+    cases += [(f"scans and writes, pool of {pool}, ACE on with {prefetch} prefetching (pinned frames)",
+               ["--pool-pages", str(pool), "--ace", "on", "--n-w", "4", "--n-e", "8", "--prefetch", prefetch,
+                "--trace", str(scans), "--trace-format", "simple"])
+              for pool in (10, 64) for prefetch in ("sequential", "history")]
+    return cases
+
+
+class _Runner:
+    """The submission's ace-sim, run in the sandbox; rows as dicts of the CSV's text."""
+
+    def __init__(self, binary: Path, work: Path, limits):
+        self.binary, self.work, self.limits, self.runs = binary, work, limits, 0
+
+    def run(self, args: list[str], io_log: bool = False) -> tuple[dict | None, str, bytes]:
+        """(row, error, I/O log): an error when it did not run to the end."""
+        from labkit import sandbox  # noqa: PLC0415
+
+        self.runs += 1
+        out, log = self.work / f"run-{self.runs}.csv", self.work / f"run-{self.runs}.io"
+        command = [str(self.binary), "--policy", POLICY, *args, "--out", str(out)] + (["--io-log", str(log)] * io_log)
+        done = sandbox.run(command, work=self.work, limits=self.limits, what="your policy")
+        if done.error or done.value != 0:
+            message = done.error or f"ace-sim stopped with status {done.value}"
+            return None, f"{message}\n{done.output.strip()}".rstrip(), b""
+        try:
+            row = next(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+            return row, "", log.read_bytes() if io_log else b""
+        except (OSError, StopIteration, ValueError) as error:
+            return None, f"no result ({error})", b""
+
+
+def _build(submission: Path, work: Path, limits) -> tuple[Path | None, str]:
+    """policy.cc compiled in the sandbox with the simulator's main and its library without the
+    built-in policies (a submission cannot delegate to the reference), reading only the headers."""
+    from ace.sim import SIM_BUILD, SIM_DIR  # noqa: PLC0415
+    from labkit import sandbox  # noqa: PLC0415
+
+    source = SIM_DIR / "src"
+    binary, library = work / "ace-sim", SIM_BUILD / "libace_sim_plugins_only.a"
+    command = ["g++", "-std=c++20", "-O2", "-Wall", "-Wextra", f"-I{source}", str(submission / SUBMISSION_FILE),
+               str(source / "main.cc"), str(library), "-o", str(binary)]
+    readable = (*sorted(source.glob("*.h")), source / "main.cc", library, submission)
+    done = sandbox.run(command, work=work, limits=limits, readable=readable, listable=(source,), what="the compiler")
+    with open(work / ".output", encoding="utf-8", errors="replace") as printed:
+        first = printed.read(COMPILER_OUTPUT_KEPT).strip()  # the first errors matter, not the last
+    if done.error or done.value != 0 or not binary.is_file():
+        return None, (done.error or "policy.cc does not compile") + f":\n{first}"
+    return binary, first
+
+
+def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
+    """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
+    from ace import sim  # noqa: PLC0415
+    from labkit import config as lab_config  # noqa: PLC0415
+    from labkit import report  # noqa: PLC0415
+
+    tests = report.tests_of(config)
+    if not (Path(submission) / SUBMISSION_FILE).is_file():
+        return report.all_failed(tests, f"{SUBMISSION_FILE} is not in the submission ({submission})")
+    secret = hidden(key, student, config)
+    limits = lab_config.limits(config)
+    reference = sim.build()
+    Path(work_root).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lab2-", dir=work_root) as tmp:
+        root = Path(tmp)
+        os.chmod(root, 0o700)
+        work = root / "work"
+        work.mkdir()
+        say(f"grading {student}: compiling {SUBMISSION_FILE}")
+        binary, compiled = _build(Path(submission), work, limits["build"])
+        if binary is None:
+            report.all_failed(tests, "needs policy.cc to compile")
+            tests["builds"].failed(compiled)
+            return list(tests.values())
+        tests["builds"].passed("compiled" + (f", with warnings:\n{compiled}" if compiled else ""))
+        runner = _Runner(binary, work, limits["run"])
+        say(f"grading {student}: edge cases, hidden workloads")
+        _grade_valid(tests["valid"], runner, work)
+        _grade_deterministic(tests["deterministic"], runner, secret)
+        for name, ace in (("lru_wsr", "off"), ("ace_writeback", "on")):
+            _grade_same_as_reference(tests[name], runner, reference, secret, ace)
+        say(f"grading {student}: the speedup on the hidden device")
+        _grade_speedup(tests["speedup"], runner, reference, secret, config, root, say)
+    return list(tests.values())
+
+
+def _grade_valid(test, runner: _Runner, work: Path) -> None:
+    cases = edge_cases(work)
+    for what, args in cases:
+        row, error, _ = runner.run(args)
+        if row is None:
+            test.failed(f"{what}:\n{error}")
+            return
+    test.passed(f"{len(cases)} edge cases ran, every victim and write-back candidate one the pool could take")
+
+
+def _grade_deterministic(test, runner: _Runner, secret: dict) -> None:
+    args = ["--ace", "on", "--n-w", str(secret["n_w"]), *_options(secret["workloads"][0])]
+    first, error, first_log = runner.run(args, io_log=True)
+    second, error, second_log = runner.run(args, io_log=True) if first is not None else (None, error, b"")
+    if first is None or second is None:
+        test.failed(f"a hidden workload did not run: {error}")
+    elif first != second or first_log != second_log:
+        test.failed("two runs of the same workload gave different results (does the policy depend on addresses, "
+                    "time or an unseeded random number?)")
+    else:
+        test.passed("two runs of a hidden workload gave the same evictions and writes, I/O for I/O")
+
+
+def _grade_same_as_reference(test, runner: _Runner, reference: Path, secret: dict, ace: str) -> None:
+    from ace import sim  # noqa: PLC0415
+
+    matched, notes = 0, []
+    for number, workload in enumerate(secret["workloads"], 1):
+        what = (f"workload {number} (pool {workload['pool_pages']} of {workload['pages']} pages, "
+                f"{workload['read_pct']:g} % reads{', n_w = %d' % secret['n_w'] if ace == 'on' else ''})")
+        row, error, _ = runner.run(["--ace", ace, "--n-w", str(secret["n_w"]), *_options(workload)])
+        if row is None:
+            notes.append(f"{what}: {error}")
+            break  # a crash or a hang would repeat on every workload: not worth their time
+        expected = sim.run(reference, policy=REFERENCE, ace=ace == "on", n_w=secret["n_w"], synthetic=True, **workload)
+        differ = [f"{column} {row[column]} (the reference: {expected[column]})" for column in COMPARED
+                  if int(row[column]) != expected[column]]
+        if differ:
+            notes.append(f"{what}: " + ", ".join(differ))
+        else:
+            matched += 1
+    total = len(secret["workloads"])
+    reference_name = "the artifact's LRU-WSR" + (" with ACE" if ace == "on" else "")
+    summary = (f"{matched} of {total} hidden workloads with the same hits, misses, dirty evictions, pages written "
+               f"and write batches as the reference ({reference_name})")
+    test.partly(matched / total, "\n".join([summary, *notes]))
+
+
+def _grade_speedup(test, runner: _Runner, reference: Path, secret: dict, config: dict, root: Path, say) -> None:
+    """ACE's write-back schedule against one page at a time, both from the submission, replayed on
+    the student's hidden device; the PIO model's ideal for the same workload is the ratio of the
+    reference's virtual times on that device (the simulator's model, thesis Appendix A)."""
+    from ace import io_replay, sim  # noqa: PLC0415
+    from labkit import device as lab_device  # noqa: PLC0415
+    from pio import writeback_app  # noqa: PLC0415
+
+    spec, device = config["speedup"], secret["device"]
+    workload = {"ops": spec["ops"], "pages": spec["pages"], "read_pct": 0, "hot_ops_pct": 50, "hot_pages_pct": 50,
+                "seed": secret["workloads"][0]["seed"]}
+    options = {"pool_pages": spec["pool_pages"], "n_w": device["k_w"]}
+    logs = {}
+    for ace in ("off", "on"):
+        row, error, log = runner.run(["--pool-pages", str(options["pool_pages"]), "--ace", ace,
+                                      "--n-w", str(options["n_w"]), *_options(workload)], io_log=True)
+        if row is None:
+            test.failed(f"the write-only workload (ACE {ace}) did not run: {error}")
+            return
+        (runner.work / "replay.io").write_bytes(log)
+        try:
+            logs[ace] = io_replay.read_log(runner.work / "replay.io", max_phases=4 * spec["ops"])
+        except ValueError as error:
+            test.failed(f"the I/O log of ACE {ace} is not one ace-sim writes: {error}")
+            return
+    model = {ace: sim.run(reference, policy=REFERENCE, ace=ace == "on", synthetic=True, **options, **workload,
+                          read_latency_us=device["read_latency_us"], alpha=device["alpha"], k_r=device["k_r"],
+                          k_w=device["k_w"])["virtual_runtime_us"] for ace in ("off", "on")}
+    ideal = model["off"] / model["on"]
+    with lab_device.hidden_ssd(device, root, PAGE_BYTES, say) as (mount, _):
+        (mount.mountpoint / "lab2").mkdir()
+        writeback_app.prepare(mount.backing / "lab2", spec["pages"], PAGE_BYTES, sparse=True)
+        data = mount.mountpoint / "lab2" / writeback_app.DATA_FILE
+        seconds = {ace: io_replay.replay(logs[ace], data, PAGE_BYTES)["seconds"] for ace in ("off", "on")}
+    measured = seconds["off"] / seconds["on"]
+    fraction = config["tests"]["speedup"]["fraction"]
+    verdict = (f"ACE's speedup on your device: {measured:.2f} measured ({seconds['off']:.1f} s against "
+               f"{seconds['on']:.1f} s), the model's ideal {ideal:.2f}")
+    if measured >= fraction * ideal:
+        test.passed(verdict)
+    else:
+        test.failed(f"{verdict}: less than {fraction:.0%} of the ideal")
