@@ -21,3 +21,27 @@ def grade_lab():
         return json.loads(results.read_text())
 
     return grade
+
+
+@pytest.fixture
+def writes_outside():
+    """C++ lines for a plug-in submission that, before main(), opens `path` (outside its folder) for
+    appending and throws with the error when it cannot: under the sandbox, every run aborts."""
+    def prelude(path: Path) -> str:
+        return f"""#include <vector>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+namespace {{
+struct Log {{
+  Log() {{
+    std::ofstream log("{path}", std::ios::app);
+    if (!log) throw std::runtime_error(std::string("cannot open {path}: ") + std::strerror(errno));
+  }}
+}};
+const Log log_at_start;  // before main(): every run
+}}
+"""
+
+    return prelude

@@ -9,8 +9,6 @@ more than the numbers."""
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import tempfile
 from pathlib import Path
@@ -20,7 +18,6 @@ SUBMISSION_FILE = "policy.cc"
 POLICY = "student"  # the name policy.cc registers (ACESIM_REGISTER_POLICY)
 REFERENCE = "lru_wsr"
 PAGE_BYTES = 4096
-COMPILER_OUTPUT_KEPT = 3000
 COMPARED = ("hits", "misses", "dirty_evictions", "pages_written", "write_batches")
 
 
@@ -72,54 +69,12 @@ def edge_cases(work: Path) -> list[tuple[str, list[str]]]:
     return cases
 
 
-class _Runner:
-    """The submission's ace-sim, run in the sandbox; rows as dicts of the CSV's text."""
-
-    def __init__(self, binary: Path, work: Path, limits):
-        self.binary, self.work, self.limits, self.runs = binary, work, limits, 0
-
-    def run(self, args: list[str], io_log: bool = False) -> tuple[dict | None, str, bytes]:
-        """(row, error, I/O log): an error when it did not run to the end."""
-        from labkit import sandbox  # noqa: PLC0415
-
-        self.runs += 1
-        out, log = self.work / f"run-{self.runs}.csv", self.work / f"run-{self.runs}.io"
-        command = [str(self.binary), "--policy", POLICY, *args, "--out", str(out)] + (["--io-log", str(log)] * io_log)
-        done = sandbox.run(command, work=self.work, limits=self.limits, what="your policy")
-        if done.error or done.value != 0:
-            message = done.error or f"ace-sim stopped with status {done.value}"
-            return None, f"{message}\n{done.output.strip()}".rstrip(), b""
-        try:
-            row = next(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-            return row, "", log.read_bytes() if io_log else b""
-        except (OSError, StopIteration, ValueError) as error:
-            return None, f"no result ({error})", b""
-
-
-def _build(submission: Path, work: Path, limits) -> tuple[Path | None, str]:
-    """policy.cc compiled in the sandbox with the simulator's main and its library without the
-    built-in policies (a submission cannot delegate to the reference), reading only the headers."""
-    from ace.sim import SIM_BUILD, SIM_DIR  # noqa: PLC0415
-    from labkit import sandbox  # noqa: PLC0415
-
-    source = SIM_DIR / "src"
-    binary, library = work / "ace-sim", SIM_BUILD / "libace_sim_plugins_only.a"
-    command = ["g++", "-std=c++20", "-O2", "-Wall", "-Wextra", f"-I{source}", str(submission / SUBMISSION_FILE),
-               str(source / "main.cc"), str(library), "-o", str(binary)]
-    readable = (*sorted(source.glob("*.h")), source / "main.cc", library, submission)
-    done = sandbox.run(command, work=work, limits=limits, readable=readable, listable=(source,), what="the compiler")
-    with open(work / ".output", encoding="utf-8", errors="replace") as printed:
-        first = printed.read(COMPILER_OUTPUT_KEPT).strip()  # the first errors matter, not the last
-    if done.error or done.value != 0 or not binary.is_file():
-        return None, (done.error or "policy.cc does not compile") + f":\n{first}"
-    return binary, first
-
-
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
     """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
     from ace import sim  # noqa: PLC0415
+    from ace.sim import SIM_BUILD, SIM_DIR  # noqa: PLC0415
     from labkit import config as lab_config  # noqa: PLC0415
-    from labkit import report  # noqa: PLC0415
+    from labkit import plugin, report  # noqa: PLC0415
 
     tests = report.tests_of(config)
     if not (Path(submission) / SUBMISSION_FILE).is_file():
@@ -134,13 +89,14 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
         work = root / "work"
         work.mkdir()
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
-        binary, compiled = _build(Path(submission), work, limits["build"])
+        binary, compiled = plugin.build(Path(submission) / SUBMISSION_FILE, SIM_DIR / "src",
+                                        SIM_BUILD / "libace_sim_plugins_only.a", work, limits["build"])
         if binary is None:
             report.all_failed(tests, "needs policy.cc to compile")
             tests["builds"].failed(compiled)
             return list(tests.values())
         tests["builds"].passed("compiled" + (f", with warnings:\n{compiled}" if compiled else ""))
-        runner = _Runner(binary, work, limits["run"])
+        runner = plugin.Runner(binary, work, limits["run"], POLICY)
         say(f"grading {student}: edge cases, hidden workloads")
         _grade_valid(tests["valid"], runner, work)
         _grade_deterministic(tests["deterministic"], runner, secret)
@@ -151,7 +107,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     return list(tests.values())
 
 
-def _grade_valid(test, runner: _Runner, work: Path) -> None:
+def _grade_valid(test, runner, work: Path) -> None:
     cases = edge_cases(work)
     for what, args in cases:
         row, error, _ = runner.run(args)
@@ -161,10 +117,10 @@ def _grade_valid(test, runner: _Runner, work: Path) -> None:
     test.passed(f"{len(cases)} edge cases ran, every victim and write-back candidate one the pool could take")
 
 
-def _grade_deterministic(test, runner: _Runner, secret: dict) -> None:
+def _grade_deterministic(test, runner, secret: dict) -> None:
     args = ["--ace", "on", "--n-w", str(secret["n_w"]), *_options(secret["workloads"][0])]
-    first, error, first_log = runner.run(args, io_log=True)
-    second, error, second_log = runner.run(args, io_log=True) if first is not None else (None, error, b"")
+    first, error, first_log = runner.run(args, "--io-log")
+    second, error, second_log = runner.run(args, "--io-log") if first is not None else (None, error, b"")
     if first is None or second is None:
         test.failed(f"a hidden workload did not run: {error}")
     elif first != second or first_log != second_log:
@@ -174,7 +130,7 @@ def _grade_deterministic(test, runner: _Runner, secret: dict) -> None:
         test.passed("two runs of a hidden workload gave the same evictions and writes, I/O for I/O")
 
 
-def _grade_same_as_reference(test, runner: _Runner, reference: Path, secret: dict, ace: str) -> None:
+def _grade_same_as_reference(test, runner, reference: Path, secret: dict, ace: str) -> None:
     from ace import sim  # noqa: PLC0415
 
     matched, notes = 0, []
@@ -199,7 +155,7 @@ def _grade_same_as_reference(test, runner: _Runner, reference: Path, secret: dic
     test.partly(matched / total, "\n".join([summary, *notes]))
 
 
-def _grade_speedup(test, runner: _Runner, reference: Path, secret: dict, config: dict, root: Path, say) -> None:
+def _grade_speedup(test, runner, reference: Path, secret: dict, config: dict, root: Path, say) -> None:
     """ACE's write-back schedule against one page at a time, both from the submission, replayed on
     the student's hidden device; the PIO model's ideal for the same workload is the ratio of the
     reference's virtual times on that device (the simulator's model, thesis Appendix A)."""
@@ -214,7 +170,7 @@ def _grade_speedup(test, runner: _Runner, reference: Path, secret: dict, config:
     logs = {}
     for ace in ("off", "on"):
         row, error, log = runner.run(["--pool-pages", str(options["pool_pages"]), "--ace", ace,
-                                      "--n-w", str(options["n_w"]), *_options(workload)], io_log=True)
+                                      "--n-w", str(options["n_w"]), *_options(workload)], "--io-log")
         if row is None:
             test.failed(f"the write-only workload (ACE {ace}) did not run: {error}")
             return

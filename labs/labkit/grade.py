@@ -55,13 +55,15 @@ def grade_one(grader, lab: int, submission: Path, student: str, key: bytes, conf
     """Grade one submission, write its results.json and return it."""
     if not submission.is_dir():
         raise CannotGrade(f"the submission {submission} is not a folder")
-    tests = grader.grade(submission.resolve(), student, key, config, LABS_DIR / "build" / "work",
-                         say=lambda message: print(message, file=sys.stderr, flush=True))
+    graded = grader.grade(submission.resolve(), student, key, config, LABS_DIR / "build" / "work",
+                          say=lambda message: print(message, file=sys.stderr, flush=True))
+    if not isinstance(graded, report.Graded):
+        graded = report.Graded(graded, [])
     summary = f"Lab {lab} ({config['title']}) for {student}"
     if sandbox.landlock_abi() < 1:
         summary += (". Note: this machine's kernel has no Landlock, so the submission's reads and writes "
                     "outside its folder were not confined")
-    result = report.results(tests, summary)
+    result = report.results(graded.tests, summary, graded.leaderboard)
     report.write(result, results)
     return result
 
@@ -78,12 +80,16 @@ def grade_all(grader, lab: int, folder: Path, key: bytes, config: dict, table: P
         print(f"[{position}/{len(students)}] {student}", file=sys.stderr, flush=True)
         result = grade_one(grader, lab, submission, student, key, config,
                            LABS_DIR / "build" / "grades" / f"lab-{lab}" / student / "results.json")
-        rows.append([student, *(f"{score:g}" for score in [result["score"], *(t["score"] for t in result["tests"])])])
+        board = {entry["name"]: entry["value"] for entry in result.get("leaderboard", [])}
+        rows.append(([student, *(f"{score:g}" for score in [result["score"], *(t["score"] for t in result["tests"])])],
+                     board))
+    ranked = sorted({name for _, board in rows for name in board})  # leaderboard columns, when the lab has some
     table.parent.mkdir(parents=True, exist_ok=True)
     with open(table, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "score", *config["tests"]])
-        writer.writerows(rows)
+        writer.writerow(["student", "score", *config["tests"], *ranked])
+        writer.writerows([*cells, *(f"{board[name]:g}" if name in board else "" for name in ranked)]
+                         for cells, board in rows)
     print(f"grades: {table} ({len(rows)} students)")
 
 

@@ -30,6 +30,14 @@ class TestResult:
         return self
 
 
+@dataclass
+class Graded:
+    """A grader's answer when it also ranks the submission on Gradescope's leaderboard: entries
+    {"name", "value", "order": "asc" | "desc"}."""
+    tests: list[TestResult]
+    leaderboard: list[dict]
+
+
 def tests_of(config: dict) -> dict[str, TestResult]:
     """lab.yaml's tests, in its order, none passed yet."""
     return {name: TestResult(spec["what"], spec["points"]) for name, spec in config["tests"].items()}
@@ -40,10 +48,13 @@ def all_failed(tests: dict[str, TestResult], why: str) -> list[TestResult]:
     return [test.failed(why) for test in tests.values()]
 
 
-def results(tests: list[TestResult], summary: str) -> dict:
+def results(tests: list[TestResult], summary: str, leaderboard: list[dict] | None = None) -> dict:
     total = sum(test.score for test in tests)
-    return {"score": round(total, 2), "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": [{**asdict(test), "score": round(test.score, 2)} for test in tests]}
+    result = {"score": round(total, 2), "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
+              "tests": [{**asdict(test), "score": round(test.score, 2)} for test in tests]}
+    if leaderboard:
+        result["leaderboard"] = leaderboard
+    return result
 
 
 def write(result: dict, path: Path) -> None:
@@ -61,4 +72,6 @@ def feedback(result: dict) -> str:
         lines += [f"    {line}" for line in test["output"].splitlines()]
     maximum = sum(test["max_score"] for test in result["tests"])
     lines.append(f"\nTotal: {result['score']:g}/{maximum:g}")
+    for entry in result.get("leaderboard", []):
+        lines.append(f"Leaderboard: {entry['name']}: {entry['value']:g} ({'lower' if entry['order'] == 'asc' else 'higher'} is better)")
     return "\n".join(lines)

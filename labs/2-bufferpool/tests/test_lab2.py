@@ -90,26 +90,13 @@ def test_a_wrong_answer_loses_the_comparisons_it_fails_and_keeps_the_speedup(sma
 
 
 @pytest.mark.e2e
-def test_a_crash_an_endless_loop_or_a_write_outside_costs_every_run(small, grade_lab):
+def test_a_crash_an_endless_loop_or_a_write_outside_costs_every_run(small, grade_lab, writes_outside):
     crash = solution_with(small, "crash", "Frame first_unpinned = kNoFrame;",
                           "Frame first_unpinned = kNoFrame; *(volatile int*)nullptr = 1;")
     loop = solution_with(small, "loop", "Frame first_unpinned = kNoFrame;", "Frame first_unpinned = kNoFrame; for (volatile int i = 0;; i = i + 1) {}")
     outside = small / "outside.log"
-    escape = solution_with(small, "escape", "#include <vector>\n", f"""#include <vector>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
-namespace {{
-struct Log {{
-  Log() {{
-    std::ofstream log("{outside}", std::ios::app);
-    if (!log) throw std::runtime_error(std::string("cannot open {outside}: ") + std::strerror(errno));
-  }}
-}};
-const Log log_at_start;  // before main(): every run
-}}
-""")
+    escape = solution_with(small, "escape", "#include <vector>\n", writes_outside(outside))
+
     for folder, student, message in ((crash, "dave", "your policy crashed (segmentation fault)"),
                                      (loop, "erin", "stopped after 4 s (the time limit)"),
                                      (escape, "fay", "Permission denied")):

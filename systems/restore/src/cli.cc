@@ -21,7 +21,7 @@ const char* usage() {
  run
   --engine sim|emu              sim: discrete-event simulation in virtual time; emu: real-time
                                 emulator, threads sleeping for the service time (sim)
-  --policy LIST                 static, tlfu, tlru, lrfu, exd, temp, restore, colon-separated, or all
+  --policy LIST                 static, tlfu, tlru, lrfu, exd, temp, restore (or a plug-in's), colon-separated, or all
                                 (restore); one output row per policy
   --seed X                      workload, arrivals and exploration (1)
  workload
@@ -171,16 +171,17 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "policy") {
       o.policies.clear();
       if (value == "all") {
-        o.policies = all_policies();
+        o.policies = builtin_names();
       } else {
         std::stringstream ss(value);
         std::string cell;
         while (std::getline(ss, cell, ':')) {
-          PolicyKind k;
-          if (!parse_policy(cell, &k))
-            throw InputError("--policy must be static, tlfu, tlru, lrfu, exd, temp, restore (colon-separated) or "
-                             "all, not '" + cell + "'");
-          o.policies.push_back(k);
+          if (!known_policy(cell)) {
+            std::string names;
+            for (const std::string& n : policy_names()) names += n + ", ";
+            throw InputError("--policy must be " + names + "(colon-separated) or all, not '" + cell + "'");
+          }
+          o.policies.push_back(cell);
         }
         if (o.policies.empty()) throw InputError("--policy needs a value");
       }
@@ -400,7 +401,7 @@ std::string csv_header() {
          "mean_latency_us,data_access_us,cpu_us,runtime_us,overhead_us_per_access,policy_memory_bytes,sim_wall_s\n";
 }
 
-static std::string csv_row(const Options& o, PolicyKind policy, const std::string& workload, uint32_t pages,
+static std::string csv_row(const Options& o, const std::string& policy, const std::string& workload, uint32_t pages,
                            double read_pct, const RunStats& s) {
   const SimConfig& c = o.config;
   auto u64 = [](uint64_t v) { return std::to_string(v); };
@@ -412,7 +413,7 @@ static std::string csv_row(const Options& o, PolicyKind policy, const std::strin
   const double cpu_us = measured ? s.policy_ns * 1e-3 : o.cpu_us_per_access * static_cast<double>(s.requests);
   const bool show_cpu = !measured || c.cpu_timing;
   std::ostringstream row;
-  row << (o.emulator ? "emu" : "sim") << ',' << policy_name(policy) << ',' << workload << ',' << o.seed << ','
+  row << (o.emulator ? "emu" : "sim") << ',' << policy << ',' << workload << ',' << o.seed << ','
       << pages << ',' << s.requests << ',' << fmt(read_pct) << ',' << c.tiers.size() << ','
       << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.capacity_pages); }) << ','
       << join(c.tiers, [](const TierSpec& t) { return fmt(t.read_latency_us); }) << ','
@@ -480,7 +481,7 @@ std::string Runner::run(const Options& given) {
   }
   resolve_tiers(o, w->pages());
   std::string text;
-  for (PolicyKind p : o.policies) {
+  for (const std::string& p : o.policies) {
     o.config.policy = p;
     RunStats s = o.emulator ? emulate(o.config, *w) : simulate(o.config, *w);
     if (!o.trace.empty()) read_pct = 100.0 * static_cast<double>(s.reads) / static_cast<double>(s.requests);
@@ -560,6 +561,9 @@ int main_with_args(const std::vector<std::string>& args) {
   } catch (const InputError& e) {
     std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
     return 2;
+  } catch (const PolicyError& e) {
+    std::cerr << "restore-sim: error: " << e.what() << "\n";
+    return 3;
   } catch (const std::invalid_argument& e) {
     std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
     return 2;

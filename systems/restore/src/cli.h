@@ -19,7 +19,7 @@ class InputError : public std::runtime_error {
 
 struct Options {
   SimConfig config;
-  std::vector<PolicyKind> policies = {PolicyKind::kRestore};
+  std::vector<std::string> policies = {"restore"};
   bool emulator = false;
   std::string workload = "5hf90";
   std::string trace;

@@ -162,7 +162,9 @@ void ThreadPool::work() {
 RunStats emulate(const SimConfig& config, Workload& workload) {
   const size_t n_tiers = config.tiers.size();
   auto policy = make_policy(config.policy, config.tiers, workload.pages(), config.params);
-  policy->place(initial_placement(config, workload));
+  const std::vector<uint8_t> placement = initial_placement(config, workload);
+  policy->place(placement);
+  PlacementCheck check(config.policy, config.tiers, placement);
   workload.reset();
 
   RunStats s;
@@ -197,7 +199,7 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
     workload.next(&page, &op);
     if (op == Op::kRead) s.reads++;
     else s.writes++;
-    const int tier = policy->tier_of(page);
+    const int tier = check.tier(page, *policy);
     s.accesses[static_cast<size_t>(tier)]++;
     emu.issued();
     emu.submit(tier, op, true, r);
@@ -206,6 +208,7 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
     policy->access(page, op, r, emu, moves);
     if (config.cpu_timing)
       policy_ns += static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t1).count());
+    check.apply(moves);
     for (const Move& m : moves) {
       emu.submit(m.from, Op::kRead, false, r);
       emu.submit(m.to, Op::kWrite, false, r);

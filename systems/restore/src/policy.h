@@ -3,11 +3,18 @@
 // tier (towards tier 0, the fastest) and, when the faster tier is full, demote that tier's
 // lowest-scored page into the slot the promoted page left (a swap, so demotions never cascade).
 // When the faster tier has room the promotion is unconditional.
+//
+// Policy is also the plug-in interface: every policy, built in or not, is found by name in one
+// registry (--policy NAME). A plug-in is a .cc file linked into restore-sim (CMake's
+// RESTORE_PLUGINS; lab 4 of labs/ builds students' policies this way) that registers its class
+// with RESTORE_REGISTER_POLICY. The engines check every migration a policy reports and every
+// placement it keeps (PlacementCheck).
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,11 +25,8 @@
 
 namespace restore {
 
-enum class PolicyKind { kStatic, kTlfu, kTlru, kLrfu, kExd, kTemp, kRestore };
-
-const char* policy_name(PolicyKind kind);
-bool parse_policy(const std::string& text, PolicyKind* kind);
-std::vector<PolicyKind> all_policies();
+// The four policies of ScorePolicy.
+enum class ScoreKind { kTlfu, kTlru, kLrfu, kExd };
 
 struct RlParams {
   TdParams td;
@@ -50,7 +54,6 @@ class Policy {
  public:
   Policy(const std::vector<TierSpec>& tiers, uint32_t pages);
   virtual ~Policy() = default;
-  virtual PolicyKind kind() const = 0;
 
   // The initial placement: the tier of every page (counts must fit the capacities).
   virtual void place(const std::vector<uint8_t>& tier_of);
@@ -68,6 +71,10 @@ class Policy {
   uint32_t pages() const { return pages_; }
 
  protected:
+  // Moves `page` to the neighbouring tier `to` and reports it in `moves` (a plug-in's way to
+  // migrate; the engine checks the move and the capacities after the request).
+  void move(uint32_t page, int to, std::vector<Move>& moves);
+
   std::vector<TierSpec> tiers_;
   uint32_t pages_;
   std::vector<uint8_t> tier_;
@@ -109,15 +116,56 @@ class HeapPolicy : public Policy {
   std::vector<bool> heaped_;
 };
 
-std::unique_ptr<Policy> make_policy(PolicyKind kind, const std::vector<TierSpec>& tiers, uint32_t pages,
-                                    const PolicyParams& params);
+using PolicyFactory = std::unique_ptr<Policy> (*)(const std::vector<TierSpec>& tiers, uint32_t pages,
+                                                  const PolicyParams& params);
+struct NamedPolicy {
+  std::string name;
+  PolicyFactory factory;
+};
+// static, tlfu, tlru, lrfu, exd, temp, restore (builtin_policies.cc); none in
+// librestore_plugins_only.a.
+std::vector<NamedPolicy> builtin_policies();
+
+// The registry (policy_registry.cc): the built-in policies, then those a plug-in adds before main()
+// runs. A second policy by a name already taken, or a name other than [a-z0-9_]+, stops the program.
+bool register_policy(const std::string& name, PolicyFactory factory);
+bool known_policy(const std::string& name);
+std::vector<std::string> policy_names();   // every registered name, built-in first
+std::vector<std::string> builtin_names();  // what --policy all runs
+// Throws std::invalid_argument for a name nobody registered.
+std::unique_ptr<Policy> make_policy(const std::string& name, const std::vector<TierSpec>& tiers, uint32_t pages,
+                                    const PolicyParams& params = {});
+
+// A policy reported what cannot be: a move of a page from a tier it is not in, to a tier that is
+// not a neighbour, a tier over its capacity after a request, a page whose tier changed with no
+// move reported. The message names the policy, the page and the tiers.
+class PolicyError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// The engines' own record of the placement, kept from the moves a policy reports and compared
+// with the policy's own on every request (a few operations per request).
+class PlacementCheck {
+ public:
+  PlacementCheck(std::string policy, const std::vector<TierSpec>& tiers, const std::vector<uint8_t>& tier_of);
+  // The tier serving a request for `page`, once the policy's account agrees with the record.
+  int tier(uint32_t page, const Policy& policy) const;
+  // A request's moves, in order; the capacities are checked after all of them.
+  void apply(const std::vector<Move>& moves);
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  std::string policy_;
+  std::vector<uint64_t> capacity_, size_;
+  std::vector<uint8_t> tier_;
+};
 
 // --- the concrete policies, exposed for the unit tests -------------------------------------
 
 class StaticPolicy : public Policy {
  public:
   using Policy::Policy;
-  PolicyKind kind() const override { return PolicyKind::kStatic; }
   void access(uint32_t, Op, uint64_t, QueueProbe&, std::vector<Move>&) override {}
 };
 
@@ -125,15 +173,14 @@ class StaticPolicy : public Policy {
 // time 0), EXD (key = ln S referred to time 0). Upgrade if key(page) > lowest key of the faster tier.
 class ScorePolicy : public HeapPolicy {
  public:
-  ScorePolicy(PolicyKind kind, const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
-  PolicyKind kind() const override { return kind_; }
+  ScorePolicy(ScoreKind kind, const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
   void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
   size_t memory_bytes() const override;
   // The policy's score of the page at request index `now` (count, recency, CRF or EXD score).
   double score(uint32_t page, uint64_t now) const;
 
  private:
-  PolicyKind kind_;
+  ScoreKind kind_;
   PolicyParams params_;
   std::vector<uint32_t> last_;  // request index + 1 of the last request (LRFU/EXD), 0 = never
 };
@@ -143,7 +190,6 @@ class ScorePolicy : public HeapPolicy {
 class TempPolicy : public HeapPolicy, public TemperatureListener {
  public:
   TempPolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
-  PolicyKind kind() const override { return PolicyKind::kTemp; }
   void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
   size_t memory_bytes() const override;
   void temperature_changed(uint32_t page, double before, double after) override;
@@ -167,7 +213,6 @@ class TempPolicy : public HeapPolicy, public TemperatureListener {
 class RestorePolicy : public TempPolicy {
  public:
   RestorePolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
-  PolicyKind kind() const override { return PolicyKind::kRestore; }
   void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
   void observe(int tier, double response_us, uint64_t now) override;
   size_t memory_bytes() const override;
@@ -202,3 +247,12 @@ class RestorePolicy : public TempPolicy {
 };
 
 }  // namespace restore
+
+// In a plug-in's .cc, at namespace scope: CLASS (a Policy constructed from the tiers, the page
+// count and the parameters) becomes --policy NAME.
+#define RESTORE_REGISTER_POLICY(NAME, CLASS)                                                      \
+  static const bool restore_registered_##CLASS = ::restore::register_policy(                    \
+      NAME, [](const std::vector<::restore::TierSpec>& tiers, uint32_t pages,                   \
+               const ::restore::PolicyParams& params) -> std::unique_ptr<::restore::Policy> {   \
+        return std::make_unique<CLASS>(tiers, pages, params);                                   \
+      })

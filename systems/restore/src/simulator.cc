@@ -15,13 +15,13 @@ std::vector<uint8_t> initial_placement(const SimConfig& config, Workload& worklo
   const uint32_t pages = workload.pages();
   std::vector<uint32_t> order(pages);
   std::iota(order.begin(), order.end(), 0u);
-  if (config.policy == PolicyKind::kStatic) {
+  if (config.policy == "static") {
     std::vector<uint32_t> counts = count_accesses(workload);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
   }
   const uint8_t slowest = static_cast<uint8_t>(config.tiers.size() - 1);
   std::vector<uint8_t> tier_of(pages, slowest);
-  if (config.initial == Initial::kSlowest && config.policy != PolicyKind::kStatic) {
+  if (config.initial == Initial::kSlowest && config.policy != "static") {
     if (config.tiers.back().capacity_pages < pages)
       throw std::invalid_argument("--initial slowest needs the slowest tier to hold every page");
     return tier_of;
@@ -56,7 +56,9 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
   const auto wall_start = std::chrono::steady_clock::now();
   const size_t n_tiers = config.tiers.size();
   auto policy = make_policy(config.policy, config.tiers, workload.pages(), config.params);
-  policy->place(initial_placement(config, workload));
+  const std::vector<uint8_t> placement = initial_placement(config, workload);
+  policy->place(placement);
+  PlacementCheck check(config.policy, config.tiers, placement);
   workload.reset();
 
   std::vector<TierDevice> devices;
@@ -90,7 +92,7 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
     workload.next(&page, &op);
     if (op == Op::kRead) s.reads++;
     else s.writes++;
-    const int tier = policy->tier_of(page);
+    const int tier = check.tier(page, *policy);
     const double finish = devices[static_cast<size_t>(tier)].submit(t, op);
     s.accesses[static_cast<size_t>(tier)]++;
     s.latency_sum_us += finish - t;
@@ -108,6 +110,7 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
     }
     // A migration reads the page on its tier and writes it on the other, issued now, without
     // blocking the client (as the original emulator's detached tasks).
+    check.apply(moves);
     for (const Move& m : moves) {
       devices[m.from].submit(t, Op::kRead);
       devices[m.to].submit(t, Op::kWrite);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "model.h"
@@ -25,7 +26,7 @@ struct SimConfig {
   uint32_t clients = 32;     // closed loop: requests outstanding at once
   double rate_per_s = 0;     // poisson: mean arrival rate
   Initial initial = Initial::kFill;
-  PolicyKind policy = PolicyKind::kRestore;
+  std::string policy = "restore";  // a name of the policy registry (policy.h)
   PolicyParams params;
   bool cpu_timing = true;    // measure the time spent in the policy (steady_clock per access)
 };

@@ -35,7 +35,7 @@ std::vector<uint8_t> fill(const std::vector<TierSpec>& ts, uint32_t pages) {
 }
 
 struct Harness {
-  Harness(PolicyKind kind, std::vector<uint64_t> caps, uint32_t pages, PolicyParams params = {}) {
+  Harness(const std::string& kind, std::vector<uint64_t> caps, uint32_t pages, PolicyParams params = {}) {
     ts = tiers(caps);
     params.temp.timestep = params.temp.timestep == 1000 ? 1 : params.temp.timestep;
     policy = make_policy(kind, ts, pages, params);
@@ -56,7 +56,7 @@ struct Harness {
 
 TEST(Tlfu, PromotesOnlyWhenStrictlyMoreFrequent) {
   // Tier 1 holds 2 pages (0 and 1 at first), tier 2 the rest.
-  Harness h(PolicyKind::kTlfu, {2, 10}, 4);
+  Harness h("tlfu", {2, 10}, 4);
   auto m = h.access(2);  // count 1 > tier 1's lowest (page 0, count 0): swap with page 0
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].page, 2u);
@@ -80,7 +80,7 @@ TEST(Tlru, DecidesOnTheRecencyBeforeTheRequest) {
   // "after decision"). A page's first request therefore does not promote it into a full tier
   // (its previous recency, never, is not higher than anyone's); a second request does if the
   // first one was more recent than the faster tier's least recent page.
-  Harness h(PolicyKind::kTlru, {2, 2, 10}, 6);  // 0, 1 | 2, 3 | 4, 5
+  Harness h("tlru", {2, 2, 10}, 6);  // 0, 1 | 2, 3 | 4, 5
   h.access(0);                                  // stamp 1
   h.access(1);                                  // stamp 2
   EXPECT_TRUE(h.access(4).empty());             // first request of 4: stays in tier 3
@@ -102,7 +102,7 @@ TEST(Tlru, DecidesOnTheRecencyBeforeTheRequest) {
 TEST(Tlru, AStaleSecondRequestDoesNotPromote) {
   // Tier 1 = {0, 1}. Page 2's previous request (stamp 1) is older than both tier-1 pages' last
   // requests (stamps 2 and 3), so its next request leaves it in tier 2.
-  Harness h(PolicyKind::kTlru, {2, 10}, 4);
+  Harness h("tlru", {2, 10}, 4);
   h.access(2);  // stamp 1: 2 has no previous request, stays
   h.access(0);  // stamp 2
   h.access(1);  // stamp 3
@@ -117,14 +117,14 @@ TEST(Tlru, AStaleSecondRequestDoesNotPromote) {
 TEST(Lrfu, LambdaZeroCountsAndLargeLambdaIsRecency) {
   PolicyParams p;
   p.lrfu_lambda = 0;  // F(x) = 1: CRF = number of requests
-  ScorePolicy lfu(PolicyKind::kLrfu, tiers({2, 10}), 4, p);
+  ScorePolicy lfu(ScoreKind::kLrfu, tiers({2, 10}), 4, p);
   lfu.place(fill(tiers({2, 10}), 4));
   NoQueue q;
   std::vector<Move> mv;
   for (uint64_t t = 0; t < 3; t++) lfu.access(1, Op::kRead, t, q, mv);
   EXPECT_NEAR(lfu.score(1, 10), 3.0, 1e-12);
   p.lrfu_lambda = 1;  // F(x) = 2^-x
-  ScorePolicy crf(PolicyKind::kLrfu, tiers({2, 10}), 4, p);
+  ScorePolicy crf(ScoreKind::kLrfu, tiers({2, 10}), 4, p);
   crf.place(fill(tiers({2, 10}), 4));
   crf.access(1, Op::kRead, 0, q, mv);
   crf.access(1, Op::kRead, 2, q, mv);  // C = 1 + 2^-2 = 1.25 at t = 2
@@ -135,7 +135,7 @@ TEST(Lrfu, LambdaZeroCountsAndLargeLambdaIsRecency) {
 TEST(Exd, ScoreDecaysExponentially) {
   PolicyParams p;
   p.exd_alpha = 0.1;
-  ScorePolicy exd(PolicyKind::kExd, tiers({2, 10}), 4, p);
+  ScorePolicy exd(ScoreKind::kExd, tiers({2, 10}), 4, p);
   exd.place(fill(tiers({2, 10}), 4));
   NoQueue q;
   std::vector<Move> mv;
@@ -189,7 +189,7 @@ TEST(TempPolicy, UpgradesAboveTheFasterTiersMeanTemperature) {
 TEST(Static, OraclePlacementByAccessCount) {
   SimConfig c;
   c.tiers = tiers({1, 2, 10});
-  c.policy = PolicyKind::kStatic;
+  c.policy = "static";
   // Page 5 most requested, then 3, then 4.
   std::vector<uint32_t> reqs;
   for (uint32_t p : {5, 5, 5, 5, 3, 3, 3, 4, 4, 0}) reqs.push_back(p << 1);
@@ -210,7 +210,7 @@ TEST(Static, OraclePlacementByAccessCount) {
 
 // Invariants over a random trace, for every policy: capacities hold, the tiers' temperature sums
 // and the demotion heaps agree with a brute-force recomputation.
-class AllPolicies : public ::testing::TestWithParam<PolicyKind> {};
+class AllPolicies : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AllPolicies, CapacitiesSumsAndHeapsStayConsistent) {
   PolicyParams p;
@@ -256,8 +256,8 @@ TEST_P(AllPolicies, CapacitiesSumsAndHeapsStayConsistent) {
   EXPECT_GT(policy->memory_bytes(), 500u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, AllPolicies, ::testing::ValuesIn(all_policies()),
-                         [](const auto& info) { return std::string(policy_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Policies, AllPolicies, ::testing::ValuesIn(builtin_names()),
+                         [](const auto& info) { return info.param; });
 
 TEST(Restore, LearnsAndUsesTheFastTier) {
   // Formerly "LearnsAndMigratesLessThanTlru": that comparison held only while tLRU promoted on
@@ -268,7 +268,7 @@ TEST(Restore, LearnsAndUsesTheFastTier) {
   c.params.temp.timestep = 100;
   c.cpu_timing = false;
   SyntheticWorkload w({Phase{Phase::kHot, 5, 90}}, 1000, 100000, 50, 2);
-  c.policy = PolicyKind::kRestore;
+  c.policy = "restore";
   RunStats rl = simulate(c, w);
   EXPECT_GT(rl.accesses[0], 0u);
   EXPECT_GT(rl.promotions[0] + rl.promotions[1], 0u);

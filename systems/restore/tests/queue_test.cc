@@ -80,7 +80,7 @@ TEST(Simulator, OneClientRuntimeIsTheSumOfServiceTimes) {
   // Every page fits in tier 1: 1 client, reads and writes at 30 and 45 us.
   SimConfig c = two_tiers(100, 100);
   c.clients = 1;
-  c.policy = PolicyKind::kTlfu;
+  c.policy = "tlfu";
   SyntheticWorkload w({Phase{Phase::kUniform}}, 100, 10000, 50, 3);
   RunStats s = simulate(c, w);
   EXPECT_EQ(s.accesses[0], 10000u);
@@ -94,7 +94,7 @@ TEST(Simulator, ClosedLoopThroughputScalesWithServers) {
     SimConfig c = two_tiers(100, 100);
     c.tiers[0].k_r = k;
     c.clients = 16;
-    c.policy = PolicyKind::kStatic;
+    c.policy = "static";
     SyntheticWorkload w({Phase{Phase::kUniform}}, 100, 4000, 100, 3);
     RunStats s = simulate(c, w);
     EXPECT_DOUBLE_EQ(s.data_access_us, 30.0 * 4000 / k) << k;
@@ -108,7 +108,7 @@ TEST(Simulator, MigrationsCostAReadAndAWrite) {
   // (This test used tLRU while tLRU wrongly promoted on every first access; see Tlru tests.)
   SimConfig c = two_tiers(1, 2);
   c.clients = 1;
-  c.policy = PolicyKind::kTlfu;
+  c.policy = "tlfu";
   auto data = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{1u << 1});
   TraceWorkload w(data, 2, 1);
   RunStats s = simulate(c, w);
@@ -120,7 +120,7 @@ TEST(Simulator, MigrationsCostAReadAndAWrite) {
 
 TEST(Simulator, SameSeedSameResult) {
   SimConfig c = two_tiers(50, 1000);
-  c.policy = PolicyKind::kRestore;
+  c.policy = "restore";
   SyntheticWorkload w1({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9), w2({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9);
   RunStats a = simulate(c, w1), b = simulate(c, w2);
   EXPECT_EQ(a.data_access_us, b.data_access_us);

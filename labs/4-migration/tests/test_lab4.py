@@ -1,0 +1,133 @@
+"""Lab 4's grader: the reference solution gets full marks and the starter the baseline; a policy
+that crashes, loops, migrates without counting, migrates too much, writes outside its folder,
+delegates to the artifact's own policies or does not compile loses exactly those tests' points,
+each with its message; each student gets their own workloads, and a class gets a leaderboard."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+import yaml
+from labkit import grade as labkit_grade
+
+LAB = labkit_grade.lab_dir(4)
+grader = labkit_grade.load_grader(LAB)
+KEY = b"a practice key for lab 4's tests"
+SOLUTION = (LAB / "solution" / "policy.cc").read_text()
+
+
+@pytest.fixture
+def small(tmp_path):
+    """lab.yaml with two smaller workloads per student and short limits."""
+    override = {"hidden": {**grader.load_config()["hidden"], "workloads": 2, "pages": [1000, 2000]},
+                "limits": {"build": {"wall_s": 120, "cpu_s": 120, "memory_mb": 2048},
+                           "run": {"wall_s": 4, "cpu_s": 60, "memory_mb": 1024}}}
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(override))
+    (tmp_path / "key").write_bytes(KEY)
+    return tmp_path
+
+
+def scores(result: dict) -> dict:
+    names = list(grader.load_config()["tests"])
+    return {name: (test["score"], test["output"]) for name, test in zip(names, result["tests"], strict=True)}
+
+
+def solution_with(small, name: str, old: str, new: str):
+    assert old in SOLUTION
+    folder = small / name
+    folder.mkdir()
+    (folder / "policy.cc").write_text(SOLUTION.replace(old, new, 1))
+    return folder
+
+
+def test_each_student_gets_their_own_drifting_workloads_and_always_the_same_ones():
+    config = grader.load_config()
+    drawn = [grader.hidden(KEY, f"s{n}", config) for n in range(50)]
+    assert grader.hidden(KEY, "s1", config) == drawn[1]
+    assert len({json.dumps(d, sort_keys=True) for d in drawn}) == 50
+    for secret in drawn:
+        for workload in secret["workloads"]:
+            hot, _, phases = map(int, re.fullmatch(r"(\d+)hf\d+@\d+\*(\d+)", workload["workload"]).group(1, 1, 2))
+            t1, t2, _ = map(int, workload["capacity_pct"].split(":"))
+            assert phases * hot >= 2 * (t1 + t2) and 4 <= phases  # hot sets that outgrow the fast tiers
+
+
+@pytest.mark.e2e
+def test_the_solution_gets_full_marks_the_starter_the_baseline_and_a_class_a_leaderboard(small):
+    folder = small / "class"
+    shutil.copytree(LAB / "solution", folder / "alice")
+    shutil.copytree(LAB / "starter", folder / "bob")
+    table = small / "grades.csv"
+    assert labkit_grade.main(["--lab", "4", "--all", str(folder), "--csv", str(table), "--key", str(small / "key"),
+                              "--config", str(small / "small.yaml")]) == 0
+    alice = json.loads((labkit_grade.LABS_DIR / "build/grades/lab-4/alice/results.json").read_text())
+    bob = json.loads((labkit_grade.LABS_DIR / "build/grades/lab-4/bob/results.json").read_text())
+    assert alice["score"] == 100, json.dumps(alice, indent=1)
+    assert bob["score"] == 35, json.dumps(bob, indent=1)
+    assert alice["leaderboard"][0]["order"] == "asc" and alice["leaderboard"][0]["value"] < 1
+    assert bob["leaderboard"][0]["value"] > 1  # never migrating: slower than the oracle's placement
+    lines = table.read_text().splitlines()
+    assert lines[0] == "student,score,builds,valid,deterministic,static,tlfu,migrations," \
+                       "latency / Static (mean over your workloads)"
+    assert lines[1].startswith("alice,100,") and lines[2].startswith("bob,35,")
+
+
+@pytest.mark.e2e
+def test_migrating_on_every_request_loses_the_migration_points(small, grade_lab):
+    eager = solution_with(small, "eager", "margin_(std::log2(4.0))", "margin_(-1e300)")
+    result = scores(grade_lab(4, eager, "carol", small))
+    assert [result[name][0] for name in ("builds", "valid", "deterministic", "migrations")] == [10, 20, 5, 0], result
+    assert result["migrations"][1].count("not met: ") == 2
+
+
+@pytest.mark.e2e
+def test_a_crash_a_loop_an_uncounted_move_or_a_write_outside_costs_every_run(small, grade_lab, writes_outside):
+    crash = solution_with(small, "crash", "const int from = tier_of(page);",
+                          "const int from = tier_of(page); if (now == 500) *(volatile int*)nullptr = 1;")
+    loop = solution_with(small, "loop", "const int from = tier_of(page);",
+                         "const int from = tier_of(page); for (volatile int i = 0; now == 500; i = i + 1) {}")
+    uncounted = solution_with(small, "uncounted", "promote(page, moves);",  # moves the page, tells no one
+                              "tier_[page] = static_cast<uint8_t>(from - 1);")
+    outside = small / "outside.log"
+    escape = solution_with(small, "escape", "#include <vector>\n", writes_outside(outside))
+
+    for folder, student, message in ((crash, "dave", "your policy crashed (segmentation fault)"),
+                                     (loop, "erin", "stopped after 4 s (the time limit)"),
+                                     (uncounted, "fay", "by the policy's account, but its moves left it in tier"),
+                                     (escape, "gus", "Permission denied")):
+        result = scores(grade_lab(4, folder, student, small))
+        assert sum(score for score, _ in result.values()) == 10 and result["builds"][0] == 10, (student, result)
+        for name in ("valid", "deterministic", "static", "tlfu", "migrations"):
+            assert message in result[name][1], (student, name, result[name])
+    assert not outside.exists()
+
+
+@pytest.mark.e2e
+def test_a_compile_error_a_missing_file_or_a_built_in_policy_scores_what_it_should(small, grade_lab):
+    broken = solution_with(small, "broken", "promote(page, moves);", "promote(page moves);")
+    result = grade_lab(4, broken, "hal", small)
+    assert result["score"] == 0 and "error: expected" in result["tests"][0]["output"], result["tests"][0]
+    empty = small / "empty"
+    empty.mkdir()
+    result = grade_lab(4, empty, "ida", small)
+    assert result["score"] == 0 and all("policy.cc is not in the submission" in t["output"] for t in result["tests"])
+    delegate = solution_with(small, "delegate", "RESTORE_REGISTER_POLICY(\"student\", DecayedPopularity);", """
+namespace {
+struct Delegate : DecayedPopularity {  // asks the registry for the built-in TEMP
+  Delegate(const std::vector<restore::TierSpec>& t, uint32_t p, const restore::PolicyParams& o)
+      : DecayedPopularity(t, p, o), inner(restore::make_policy("temp", t, p, o)) {}
+  std::unique_ptr<restore::Policy> inner;
+};
+}
+RESTORE_REGISTER_POLICY("student", Delegate);""")
+    result = scores(grade_lab(4, delegate, "jon", small))
+    assert sum(score for score, _ in result.values()) == 10 and "no policy named 'temp'" in result["valid"][1], result
+
+
+def test_the_students_file_registers_the_graded_name():
+    for folder in ("starter", "solution"):
+        assert f'RESTORE_REGISTER_POLICY("{grader.POLICY}",' in (LAB / folder / grader.SUBMISSION_FILE).read_text()
+    assert "TODO" in (LAB / "starter" / "policy.cc").read_text() and "TODO" not in SOLUTION

@@ -1,0 +1,244 @@
+// The policies of thesis Chapter 6 (policy.h): Static, the score policies (tLFU, tLRU, LRFU,
+// EXD), TEMP and ReStore, and their names.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "policy.h"
+
+namespace restore {
+
+// ---------------------------------------------------------------------------------------------
+
+ScorePolicy::ScorePolicy(ScoreKind kind, const std::vector<TierSpec>& tiers, uint32_t pages,
+                         const PolicyParams& params)
+    : HeapPolicy(tiers, pages), kind_(kind), params_(params) {
+  if (kind == ScoreKind::kLrfu || kind == ScoreKind::kExd) {
+    last_.assign(pages, 0);
+    // Never-requested pages: CRF / EXD score 0, i.e. log 0.
+    for (uint32_t p = 0; p < pages; p++) set_key(p, -std::numeric_limits<double>::infinity(), 0);
+  }
+}
+
+size_t ScorePolicy::memory_bytes() const { return HeapPolicy::memory_bytes() + last_.capacity() * sizeof(uint32_t); }
+
+double ScorePolicy::score(uint32_t page, uint64_t now) const {
+  const double k = key(page), t = static_cast<double>(now);
+  switch (kind_) {
+    case ScoreKind::kLrfu: return std::exp2(k - params_.lrfu_lambda * t);
+    case ScoreKind::kExd: return std::exp(k - params_.exd_alpha * t);
+    default: return k;
+  }
+}
+
+void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vector<Move>& moves) {
+  const uint32_t stamp = static_cast<uint32_t>(now + 1);
+  const double t = static_cast<double>(now);
+  // tLRU decides on the recency the page had before this request (thesis L1924: the metadata is
+  // updated after the operation; the original Run_tLRU.cpp updates it "after decision"). With the
+  // refreshed recency every request to a lower tier would trivially be the most recent one.
+  const double before = key(page);
+  switch (kind_) {
+    case ScoreKind::kTlfu:
+      set_key(page, key(page) + 1.0, stamp);
+      break;
+    case ScoreKind::kTlru:
+      set_key(page, static_cast<double>(stamp), stamp);  // recency: request index + 1 (0 = never)
+      break;
+    case ScoreKind::kLrfu: {
+      // C = 1 + C_old 2^{-lambda (t - t_last)}; key = log2 C + lambda t (order-preserving over time).
+      const double decayed = std::exp2(key(page) - params_.lrfu_lambda * t);  // 0 when never requested
+      set_key(page, std::log2(1.0 + decayed) + params_.lrfu_lambda * t, stamp);
+      break;
+    }
+    case ScoreKind::kExd: {
+      const double decayed = std::exp(key(page) - params_.exd_alpha * t);
+      set_key(page, std::log1p(decayed) + params_.exd_alpha * t, stamp);
+      break;
+    }
+    default: break;
+  }
+  if (kind_ == ScoreKind::kLrfu || kind_ == ScoreKind::kExd) last_[page] = stamp;
+  const int tier = tier_of(page);
+  if (tier == 0) return;
+  const double decision_key = kind_ == ScoreKind::kTlru ? before : key(page);
+  if (!full(tier - 1) || decision_key > key(lowest(tier - 1))) promote(page, moves);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TempPolicy::TempPolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
+    : HeapPolicy(tiers, pages), model_(pages, params.temp, this), sum_(tiers.size(), 0) {}
+
+void TempPolicy::temperature_changed(uint32_t page, double before, double after) {
+  sum_[tier_of(page)] += fixed(after) - fixed(before);
+  set_key(page, after, model_.last_stamp(page));
+}
+
+void TempPolicy::moved(uint32_t page, int from, int to) {
+  const int64_t f = fixed(model_.temperature(page));
+  sum_[static_cast<size_t>(from)] -= f;
+  sum_[static_cast<size_t>(to)] += f;
+}
+
+double TempPolicy::mean_temperature(int tier) const {
+  const uint64_t n = size(tier);
+  return n == 0 ? 0.0 : total_temperature(tier) / static_cast<double>(n);
+}
+
+void TempPolicy::heat(uint32_t page, uint64_t now) {
+  model_.advance(now);
+  model_.touch(page, now);
+  set_key(page, model_.temperature(page), model_.last_stamp(page));  // the stamp changed even if T did not
+}
+
+void TempPolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vector<Move>& moves) {
+  heat(page, now);
+  const int tier = tier_of(page);
+  if (tier == 0) return;
+  if (!full(tier - 1) || model_.temperature(page) > mean_temperature(tier - 1)) promote(page, moves);
+}
+
+size_t TempPolicy::memory_bytes() const {
+  return HeapPolicy::memory_bytes() + model_.memory_bytes() + sum_.capacity() * sizeof(int64_t);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+RestorePolicy::RestorePolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
+    : TempPolicy(tiers, pages, params), rl_(params.rl), rng_(derive_seed(params.seed, 7)) {
+  if (rl_.epsilon.size() < tiers.size() - 1) rl_.epsilon.resize(tiers.size() - 1, rl_.epsilon.empty() ? 0.0 : rl_.epsilon.back());
+  for (size_t t = 0; t < tiers.size(); t++) {
+    agents_.emplace_back(rl_);
+    // Before any observation: s1 in [0, 1] (range 1, mean 0.5); s2 centred at 0 with the range
+    // of one queued task.
+    agents_.back().m1 = Membership::fit(0.5, 1.0, rl_.b_scale);
+    agents_.back().m2 = Membership::fit(0.0, tiers[t].avg_process_time_us(), rl_.b_scale);
+  }
+}
+
+double RestorePolicy::s2_of(int tier, uint64_t queued) const {
+  return static_cast<double>(queued) * tiers_[static_cast<size_t>(tier)].avg_process_time_us();
+}
+
+void RestorePolicy::observe_state(int tier, double s1, double s2) {
+  Agent& a = agents_[static_cast<size_t>(tier)];
+  a.fit1.push(s1);
+  a.fit2.push(s2);
+  if (a.fit1.count() % rl_.fit_every == 0) {
+    // Ranges have a floor so that a constant input gives a steep but finite sigmoid.
+    const double r1 = std::max(a.fit1.max() - a.fit1.min(), 1e-3);
+    const double r2 = std::max(a.fit2.max() - a.fit2.min(), 1e-3 * tiers_[static_cast<size_t>(tier)].avg_process_time_us());
+    a.m1 = Membership::fit(a.fit1.mean(), r1, rl_.b_scale);
+    a.m2 = Membership::fit(a.fit2.mean(), r2, rl_.b_scale);
+  }
+}
+
+double RestorePolicy::cost(int tier, double s1, double s2) const {
+  const Agent& a = agents_[static_cast<size_t>(tier)];
+  double phi[kRules];
+  rule_basis(a.m1, a.m2, s1, s2, phi);
+  return a.td.value(phi);
+}
+
+void RestorePolicy::td_step(uint64_t now, QueueProbe& probe) {
+  for (int t = 0; t < tiers(); t++) {
+    Agent& a = agents_[static_cast<size_t>(t)];
+    const double s1 = mean_temperature(t), s2 = s2_of(t, probe.queued(t));
+    observe_state(t, s1, s2);
+    double phi[kRules];
+    rule_basis(a.m1, a.m2, s1, s2, phi);
+    if (!a.started) {
+      a.started = true;
+    } else {
+      a.tau += 1.0;
+      if (a.reward_n == 0) continue;  // no request reached the tier: still in s_n (semi-Markov)
+      const double reward = a.reward_sum / static_cast<double>(a.reward_n);
+      a.td.step(a.phi, reward, a.tau, phi);
+      a.updates++;
+    }
+    std::copy(phi, phi + kRules, a.phi);
+    a.tau = 0;
+    a.since = now;
+    a.reward_sum = 0;
+    a.reward_n = 0;
+  }
+}
+
+void RestorePolicy::observe(int tier, double response_us, uint64_t now) {
+  Agent& a = agents_[static_cast<size_t>(tier)];
+  if (!a.started) return;
+  // R_n = (1/X_n) sum r_i e^{-beta (t_{n,i} - t_n)}, times in TD steps.
+  const double elapsed = static_cast<double>(now - a.since) / rl_.step;
+  a.reward_sum += response_us * std::exp(-rl_.td.beta * elapsed);
+  a.reward_n++;
+}
+
+void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) {
+  if (now % rl_.step == 0) td_step(now, probe);
+  heat(page, now);
+  const int i = tier_of(page);
+  if (i == 0) return;
+  const int j = i - 1;
+  decisions_++;
+  const bool is_full = full(j);
+  const double tk = temperature(page);
+  const double td = is_full ? temperature(lowest(j)) : 0.0;
+  const double ni = static_cast<double>(size(i)), nj = static_cast<double>(size(j));
+  const double si = total_temperature(i), sj = total_temperature(j);
+  const uint64_t qi = probe.queued(i), qj = probe.queued(j);
+  const uint64_t extra = is_full ? 2 : 1;  // migration I/Os each tier gets: read/write of K (+ of the victim)
+  const double s1_i = si / ni, s1_j = nj > 0 ? sj / nj : 0.0;
+  const double s2_i = s2_of(i, qi), s2_j = s2_of(j, qj);
+  observe_state(i, s1_i, s2_i);
+  observe_state(j, s1_j, s2_j);
+  const double si_up = si - tk + td, sj_up = sj + tk - td;
+  const double ni_up = ni - 1 + (is_full ? 1 : 0), nj_up = nj + 1 - (is_full ? 1 : 0);
+  const double s1_i_up = ni_up > 0 ? si_up / ni_up : 0.0, s1_j_up = sj_up / nj_up;
+  double wi_not = 1.0, wj_not = 1.0, wi_up = 1.0, wj_up = 1.0;
+  if (rl_.decision == RlParams::Decision::kMean) {
+    wi_not = s1_i, wj_not = s1_j, wi_up = s1_i_up, wj_up = s1_j_up;
+  } else if (rl_.decision == RlParams::Decision::kTotal) {
+    wi_not = si, wj_not = sj, wi_up = si_up, wj_up = sj_up;
+  }
+  const double not_cost = wi_not * cost(i, s1_i, s2_i) + wj_not * cost(j, s1_j, s2_j);
+  const double up_cost = wi_up * cost(i, s1_i_up, s2_of(i, qi + extra)) + wj_up * cost(j, s1_j_up, s2_of(j, qj + extra));
+  // Eq. 6.4 with v = -cost: upgrade iff the predicted cost of the two tiers does not increase.
+  bool upgrade = up_cost <= not_cost;
+  const double eps = rl_.epsilon[static_cast<size_t>(j)];
+  if (eps > 0 && rng_.uniform() < eps) upgrade = rng_.below(2) == 1;
+  if (upgrade) promote(page, moves);
+}
+
+size_t RestorePolicy::memory_bytes() const {
+  size_t bytes = TempPolicy::memory_bytes();
+  for (const Agent& a : agents_) bytes += sizeof(Agent) + a.fit1.memory_bytes() + a.fit2.memory_bytes();
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+template <ScoreKind kind>
+std::unique_ptr<Policy> make_score(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params) {
+  return std::make_unique<ScorePolicy>(kind, tiers, pages, params);
+}
+template <class P>
+std::unique_ptr<Policy> make(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params) {
+  return std::make_unique<P>(tiers, pages, params);
+}
+}  // namespace
+
+std::vector<NamedPolicy> builtin_policies() {
+  return {{"static", [](const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams&) -> std::unique_ptr<Policy> {
+             return std::make_unique<StaticPolicy>(tiers, pages);
+           }},
+          {"tlfu", make_score<ScoreKind::kTlfu>},
+          {"tlru", make_score<ScoreKind::kTlru>},
+          {"lrfu", make_score<ScoreKind::kLrfu>},
+          {"exd", make_score<ScoreKind::kExd>},
+          {"temp", make<TempPolicy>},
+          {"restore", make<RestorePolicy>}};
+}
+
+}  // namespace restore
