@@ -12,7 +12,7 @@ RUNTIME ?=
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
 .PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix lint clean \
-	images images-lock images-save grade lab-key
+	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
@@ -26,6 +26,7 @@ help:
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
+	@echo "make labs        typeset every lab's handout: labs/build/lab-<n>.pdf (LAB=n: one)"
 	@echo "make grade LAB=n SUBMISSION=dir STUDENT=id KEY=file   grade a course lab's submission (labs/README.md)"
 	@echo "make lab-key KEY=file   write an instructor's secret key for the labs' hidden parameters"
 	@echo "make lab-dist LAB=n [KEY=file]   the students' tarball (no solutions, no graders' tests, no key)"
@@ -156,6 +157,9 @@ grade: setup
 	  { echo "usage: make grade LAB=<n> SUBMISSION=<folder> STUDENT=<id> [KEY=<file>] [CONFIG=<file>] [RESULTS=<file>]"; exit 2; }
 	@python -m labkit.grade --lab "$(LAB)" --submission "$(SUBMISSION)" --student "$(STUDENT)" \
 	  $(if $(KEY),--key "$(KEY)") $(if $(CONFIG),--config "$(CONFIG)") $(if $(RESULTS),--results "$(RESULTS)")
+
+labs: setup
+	@python -m labkit.handout $(if $(LAB),--lab "$(LAB)")
 
 lab-key:
 	@test -n "$(KEY)" || { echo "usage: make lab-key KEY=<file> (a new secret; an existing file is kept)"; exit 2; }

@@ -9,8 +9,6 @@ scores what they return; nothing a submission returns or writes is trusted beyon
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -138,15 +136,11 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     from pio import writeback_app  # noqa: PLC0415
 
     tests = report.tests_of(config)
-    if not (Path(submission) / SUBMISSION_MODULE).is_file():
-        return report.all_failed(tests, f"{SUBMISSION_MODULE} is not in the submission ({submission})")
+    if (failed := report.missing(tests, submission, SUBMISSION_MODULE)) is not None:
+        return failed
     device = hidden_device(key, student, config)
     limits = lab_config.limits(config)
-    Path(work_root).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lab1-", dir=work_root) as tmp:
-        root = Path(tmp)
-        os.chmod(root, 0o700)
-        work = root / "work"
+    with lab_config.workspace(work_root, 1) as (root, work):
         with lab_device.hidden_ssd(device, root, PAGE_BYTES, say) as (mount, dilation):
             slowest_us = device["read_latency_us"] * max(device["alpha"], 1) * dilation
             runtime_ms = max(config["point_runtime_ms"], math.ceil(REQUESTS_PER_THREAD * slowest_us / 1000))

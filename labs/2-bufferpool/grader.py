@@ -9,8 +9,6 @@ more than the numbers."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 LAB_DIR = Path(__file__).resolve().parent
@@ -77,17 +75,12 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     from labkit import plugin, report  # noqa: PLC0415
 
     tests = report.tests_of(config)
-    if not (Path(submission) / SUBMISSION_FILE).is_file():
-        return report.all_failed(tests, f"{SUBMISSION_FILE} is not in the submission ({submission})")
+    if (failed := report.missing(tests, submission, SUBMISSION_FILE)) is not None:
+        return failed
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
     reference = sim.build()
-    Path(work_root).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lab2-", dir=work_root) as tmp:
-        root = Path(tmp)
-        os.chmod(root, 0o700)
-        work = root / "work"
-        work.mkdir()
+    with lab_config.workspace(work_root, 2) as (root, work):
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
         binary, compiled = plugin.build(Path(submission) / SUBMISSION_FILE, SIM_DIR / "src",
                                         SIM_BUILD / "libace_sim_plugins_only.a", work, limits["build"])

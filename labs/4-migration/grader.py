@@ -11,9 +11,7 @@ reads its CSV rows, trusting no more than the numbers, and the engine's own plac
 from __future__ import annotations
 
 import math
-import os
 import statistics
-import tempfile
 from pathlib import Path
 
 LAB_DIR = Path(__file__).resolve().parent
@@ -83,16 +81,12 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     from restore import engine  # noqa: PLC0415
 
     tests = report.tests_of(config)
-    if not (Path(submission) / SUBMISSION_FILE).is_file():
-        return report.all_failed(tests, f"{SUBMISSION_FILE} is not in the submission ({submission})")
+    if (failed := report.missing(tests, submission, SUBMISSION_FILE)) is not None:
+        return failed
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
     reference = engine.build()
-    Path(work_root).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lab4-", dir=work_root) as tmp:
-        work = Path(tmp) / "work"
-        work.mkdir(parents=True)
-        os.chmod(tmp, 0o700)
+    with lab_config.workspace(work_root, 4) as (_, work):
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
         binary, compiled = plugin.build(Path(submission) / SUBMISSION_FILE, engine.RESTORE_DIR / "src",
                                         engine.BUILD_DIR / "librestore_plugins_only.a", work, limits["build"],

@@ -4,6 +4,10 @@ grading the machine cannot do)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .sandbox import Limits
@@ -30,3 +34,15 @@ def limits(config: dict) -> dict[str, Limits]:
     """lab.yaml's `limits`: per kind of call, wall-clock and CPU seconds and megabytes of memory."""
     return {name: Limits(spec["wall_s"], spec["cpu_s"], spec["memory_mb"] << 20)
             for name, spec in config["limits"].items()}
+
+
+@contextmanager
+def workspace(work_root: Path, lab: int) -> Iterator[tuple[Path, Path]]:
+    """A private folder for one grading (removed after): yields (root, root/work), `work` being the
+    folder the submission runs in; only the grader's user may enter `root`."""
+    Path(work_root).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"lab{lab}-", dir=work_root) as tmp:
+        root = Path(tmp)
+        os.chmod(root, 0o700)
+        (root / "work").mkdir()
+        yield root, root / "work"

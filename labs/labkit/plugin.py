@@ -13,12 +13,12 @@ COMPILER_OUTPUT_KEPT = 3000
 
 
 def build(source: Path, include: Path, library: Path, work: Path, limits: sandbox.Limits, *,
-          link: tuple[str, ...] = ()) -> tuple[Path | None, str]:
-    """`source` compiled with the simulator's `include`/main.cc and `library` (the simulator without
-    its built-in policies, so that a submission cannot delegate to one) into work/simulator, reading
-    only the simulator's headers: (the binary or None, the compiler's first messages)."""
-    binary = work / "simulator"
-    command = ["g++", "-std=c++20", "-O2", "-Wall", "-Wextra", f"-I{include}", str(source), str(include / "main.cc"),
+          link: tuple[str, ...] = (), flags: tuple[str, ...] = ("-O2",), name: str = "simulator") -> tuple[Path | None, str]:
+    """`source` compiled with the system's `include`/main.cc and `library` (the system without its
+    built-in policies, so that a submission cannot delegate to one) into work/`name`, reading only
+    the system's headers: (the binary or None, the compiler's first messages)."""
+    binary = work / name
+    command = ["g++", "-std=c++20", *flags, "-Wall", "-Wextra", f"-I{include}", str(source), str(include / "main.cc"),
                str(library), *link, "-o", str(binary)]
     readable = (*sorted(include.glob("*.h")), include / "main.cc", library, source.parent)
     done = sandbox.run(command, work=work, limits=limits, readable=readable, listable=(include,), what="the compiler")
@@ -30,19 +30,26 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
 
 
 class Runner:
-    """The submission's simulator, run in the sandbox with `--policy <policy>`; one CSV row each."""
+    """The submission's simulator, run in the sandbox with `<option> <policy>` (--policy,
+    --traversal); one CSV row each, written by `out_option FILE`, or from its standard output when
+    `out_option` is None."""
 
-    def __init__(self, binary: Path, work: Path, limits: sandbox.Limits, policy: str):
-        self.binary, self.work, self.limits, self.policy, self.runs = binary, work, limits, policy, 0
+    def __init__(self, binary: Path, work: Path, limits: sandbox.Limits, policy: str, option: str = "--policy",
+                 out_option: str | None = "--out", readable: tuple[Path, ...] = ()):
+        self.binary, self.work, self.limits, self.policy, self.option = binary, work, limits, policy, option
+        self.out_option, self.readable, self.runs = out_option, readable, 0
 
     def run(self, args: list[str], output_option: str | None = None) -> tuple[dict | None, str, bytes]:
         """(the row as text, an error when it did not run to the end, the bytes of the file that
         `output_option FILE` asked for, e.g. ace-sim's --io-log)."""
         self.runs += 1
         out, extra = self.work / f"run-{self.runs}.csv", self.work / f"run-{self.runs}.extra"
-        command = [str(self.binary), "--policy", self.policy, *args, "--out", str(out),
+        command = [str(self.binary), *args, self.option, self.policy,
                    *((output_option, str(extra)) if output_option else ())]
-        done = sandbox.run(command, work=self.work, limits=self.limits, what="your policy")
+        # the CSV to a file: by the tool's own option, or its standard output (its errors stay in the output)
+        command = [*command, self.out_option, str(out)] if self.out_option else \
+            ["/bin/sh", "-c", 'out="$0"; exec "$@" > "$out"', str(out), *command]
+        done = sandbox.run(command, work=self.work, limits=self.limits, readable=self.readable, what="your code")
         if done.error or done.value != 0:
             message = done.error or f"{self.binary.name} stopped with status {done.value}"
             return None, f"{message}\n{done.output.strip()}".rstrip(), b""

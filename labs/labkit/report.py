@@ -43,6 +43,13 @@ def tests_of(config: dict) -> dict[str, TestResult]:
     return {name: TestResult(spec["what"], spec["points"]) for name, spec in config["tests"].items()}
 
 
+def missing(tests: dict[str, TestResult], submission: Path, name: str) -> list[TestResult] | None:
+    """Every test failed when the submission lacks the file the lab grades, else None."""
+    if (Path(submission) / name).is_file():
+        return None
+    return all_failed(tests, f"{name} is not in the submission ({submission})")
+
+
 def all_failed(tests: dict[str, TestResult], why: str) -> list[TestResult]:
     """Every test failed for one reason (no file to grade, nothing compiled)."""
     return [test.failed(why) for test in tests.values()]

@@ -14,7 +14,7 @@ _UNICODE = {
     "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "δ": r"$\delta$", "λ": r"$\lambda$",
     "μ": r"$\mu$", "Δ": r"$\Delta$", "×": r"$\times$", "≈": r"$\approx$", "≥": r"$\geq$",
     "≤": r"$\leq$", "−": r"$-$", "·": r"$\cdot$", "±": r"$\pm$", "→": r"$\rightarrow$",
-    "←": r"$\leftarrow$", "✓": r"\checkmark{}", "✗": r"$\times$", "§": r"\S{}", "∞": r"$\infty$",
+    "←": r"$\leftarrow$", "✓": r"\checkmark{}", "✗": r"$\times$", "§": r"\S{}", "∞": r"$\infty$", "µ": r"$\mu$",
 }
 # Non-ASCII characters that T1-encoded Latin Modern typesets as they are.
 _PASSTHROUGH = set("áàâäéèêëíìîïóòôöúùûüçñÁÉÍÓÚÖÜ–—‘’“”…")

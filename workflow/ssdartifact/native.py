@@ -25,9 +25,10 @@ def locked(build_dir: Path):
         yield
 
 
-def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str) -> None:
-    """Configures `source_dir` once (Release) into `build_dir` and builds it; when everything is up
-    to date, CMake only checks timestamps. `what` and `packages` word the error when tools lack."""
+def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str, configure: tuple[str, ...] = ()) -> None:
+    """Configures `source_dir` once (Release, with the `configure` arguments) into `build_dir` and
+    builds it; when everything is up to date, CMake only checks timestamps. `what` and `packages`
+    word the error when tools lack."""
     missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
     if missing:
         raise BuildError(f"{' and '.join(missing)} not found: {what} needs a C++20 compiler, CMake and GoogleTest "
@@ -35,7 +36,7 @@ def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str) -> 
     build_dir = Path(build_dir)
     with locked(build_dir):
         if not (build_dir / "CMakeCache.txt").exists():
-            _checked(["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
+            _checked(["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release", *configure])
         _checked(["cmake", "--build", str(build_dir), "-j2"])
 
 

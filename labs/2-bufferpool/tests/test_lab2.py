@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from labkit import grade as labkit_grade
+from labkit import testing
 
 LAB = labkit_grade.lab_dir(2)
 grader = labkit_grade.load_grader(LAB)
@@ -35,17 +36,12 @@ def small(tmp_path):
 
 
 def scores(result: dict) -> dict:
-    names = list(grader.load_config()["tests"])
-    return {name: (test["score"], test["output"]) for name, test in zip(names, result["tests"], strict=True)}
+    return testing.scores(grader, result)
 
 
-def solution_with(small: Path, name: str, old: str, new: str) -> Path:
+def solution_with(small, name: str, old: str, new: str):
     """The reference solution with one change: a deliberately bad submission."""
-    assert old in SOLUTION
-    folder = small / name
-    folder.mkdir()
-    (folder / "policy.cc").write_text(SOLUTION.replace(old, new, 1))
-    return folder
+    return testing.solution_with(LAB, "policy.cc", small / name, old, new)
 
 
 def test_each_student_gets_their_own_workloads_and_device_and_always_the_same_ones():
@@ -97,7 +93,7 @@ def test_a_crash_an_endless_loop_or_a_write_outside_costs_every_run(small, grade
     outside = small / "outside.log"
     escape = solution_with(small, "escape", "#include <vector>\n", writes_outside(outside))
 
-    for folder, student, message in ((crash, "dave", "your policy crashed (segmentation fault)"),
+    for folder, student, message in ((crash, "dave", "your code crashed (segmentation fault)"),
                                      (loop, "erin", "stopped after 4 s (the time limit)"),
                                      (escape, "fay", "Permission denied")):
         result = scores(grade_lab(2, folder, student, small))

@@ -34,11 +34,12 @@ class CaveError(RuntimeError):
         self.returncode = returncode
 
 
-def build(build_dir: Path = BUILD_DIR) -> Path:
-    """Configures (once, Release) and builds the engine and its unit tests; returns the binary."""
+def build(build_dir: Path = BUILD_DIR, configure: tuple[str, ...] = ()) -> Path:
+    """Configures (once, Release, with the `configure` arguments) and builds the engine and its unit
+    tests; returns the binary."""
     try:
         native.cmake_build(CAVE_DIR, Path(build_dir), "CAVE",
-                           "cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring")
+                           "cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring", configure)
     except native.BuildError as error:
         raise CaveError(str(error)) from error
     return Path(build_dir) / BINARY_NAME

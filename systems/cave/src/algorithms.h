@@ -1,9 +1,15 @@
 // The five algorithms of thesis §5.4 (spec cave.md §2), vertex-granular (ProcessQueue,
 // "nonblocked") and block-granular (ProcessQueueBlock, "blocked").
+//
+// BFS and WCC are also a plug-in interface: a traversal (a BFS and a WCC over Graph and Pool) is
+// found by name in one registry (cave run --traversal NAME). CAVE's own is "cave"
+// (traversal.cc); a plug-in is a .cc file linked into cave (CMake's CAVE_PLUGINS; lab 3 of labs/
+// builds students' traversals this way) that registers its functions with CAVE_REGISTER_TRAVERSAL.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine.h"
@@ -45,4 +51,27 @@ struct DfsResult {
 };
 DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t threshold);
 
+struct Traversal {
+  BfsResult (*bfs)(Graph& g, Pool& pool, Variant variant, uint32_t source);
+  WccResult (*wcc)(Graph& g, Pool& pool, Variant variant);
+};
+struct NamedTraversal {
+  std::string name;
+  Traversal traversal;
+};
+// "cave": bfs() and wcc() above (traversal.cc); none in libcave_plugins_only.a.
+std::vector<NamedTraversal> builtin_traversals();
+// The registry (traversal_registry.cc): the built-in traversal, then those a plug-in adds before
+// main() runs. A second traversal by a name already taken, or a name other than [a-z0-9_]+, stops
+// the program.
+bool register_traversal(const std::string& name, Traversal traversal);
+std::vector<std::string> traversal_names();
+// Throws UsageError for a name nobody registered.
+const Traversal& traversal(const std::string& name);
+
 }  // namespace cave
+
+// In a plug-in's .cc, at namespace scope: BFS and WCC (functions with bfs()'s and wcc()'s
+// signatures) become --traversal NAME.
+#define CAVE_REGISTER_TRAVERSAL(NAME, BFS, WCC) \
+  static const bool cave_registered_traversal = ::cave::register_traversal(NAME, ::cave::Traversal{BFS, WCC})

@@ -38,7 +38,7 @@ const char* usage() {
         [--cache-blocks B | --cache-bytes X | --cache-fraction F (0.03 of the file)]
         [--source V (0): bfs, dfs] [--iterations I (10)] [--damping D (0.85)]: pagerank
         [--walks K (1000)] [--walk-length L (vertices / walks)] [--seed S (42)]: randomwalk
-        [--dfs-threshold T (8)]: dfs
+        [--dfs-threshold T (8)]: dfs      [--traversal NAME (cave)]: bfs, wcc (a plug-in's BFS and WCC)
         [--values-out FILE] [--timeline-out FILE] [--timeline-ms T (100)]
 )";
 }
@@ -334,6 +334,7 @@ int cmd_run(const Args& a, std::ostream& out) {
   a.only_for("damping", algo == "pagerank", "--algorithm pagerank");
   for (auto k : {"walks", "walk-length", "seed"}) a.only_for(k, algo == "randomwalk", "--algorithm randomwalk");
   a.only_for("dfs-threshold", algo == "dfs", "--algorithm dfs");
+  a.only_for("traversal", algo == "bfs" || algo == "wcc", "--algorithm bfs and wcc");
   a.only_for("timeline-ms", a.has("timeline-out"), "runs with --timeline-out");
   const uint64_t cache_blocks_opt = a.integer("cache-blocks", 0, 1, UINT32_MAX);
   const uint64_t cache_bytes_opt = a.integer("cache-bytes", 0, kBlockSize, UINT64_MAX / 2);
@@ -346,6 +347,7 @@ int cmd_run(const Args& a, std::ostream& out) {
   const uint64_t timeline_ms = a.integer("timeline-ms", 100, 1, 3600000);
   const std::string values_out = a.str("values-out", "-");
   const std::string timeline_out = a.str("timeline-out", "-");
+  const Traversal* traverse = algo == "bfs" || algo == "wcc" ? &traversal(a.str("traversal", "cave")) : nullptr;
 
   Counters counters;
   const auto t_load = Clock::now();
@@ -382,8 +384,8 @@ int cmd_run(const Args& a, std::ostream& out) {
   WalkResult rr;
   DfsResult rd;
   const bool record = values_out != "-";
-  if (algo == "bfs") rb = bfs(g, pool, variant, static_cast<uint32_t>(source));
-  else if (algo == "wcc") rw = wcc(g, pool, variant);
+  if (algo == "bfs") rb = traverse->bfs(g, pool, variant, static_cast<uint32_t>(source));
+  else if (algo == "wcc") rw = traverse->wcc(g, pool, variant);
   else if (algo == "pagerank") rp = pagerank(g, pool, variant, iterations, damping);
   else if (algo == "randomwalk") rr = random_walk(g, pool, variant, walks, walk_length, seed, record);
   else rd = pseudo_dfs(g, threads, static_cast<uint32_t>(source), threshold);
@@ -471,7 +473,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
       return cmd_run(Args(cmd, args, 2,
                           {"graph", "algorithm", "variant", "io-threads", "io-engine", "cache-blocks", "cache-bytes", "cache-fraction",
                            "source", "iterations", "damping", "walks", "walk-length", "seed", "dfs-threshold", "values-out",
-                           "timeline-out", "timeline-ms"},
+                           "timeline-out", "timeline-ms", "traversal"},
                           {}),
                      out);
     throw UsageError("unknown command '" + cmd + "' (allowed: generate, convert, info, run)");

@@ -1,0 +1,125 @@
+"""Lab 3's grader: the reference solution gets full marks and the starter the baseline; a traversal
+that races, runs on one thread, crashes, loops, writes outside its folder or does not compile loses
+exactly those tests' points, each with its message; each student gets their own graphs and device."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import yaml
+from labkit import grade as labkit_grade
+from labkit import testing
+
+LAB = labkit_grade.lab_dir(3)
+grader = labkit_grade.load_grader(LAB)
+KEY = b"a practice key for lab 3's tests"
+SOLUTION = (LAB / "solution" / "traversal.cc").read_text()
+needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
+
+
+@pytest.fixture
+def small(tmp_path):
+    """lab.yaml with smaller graphs, a smaller speedup graph, k_r 4-8 and short limits."""
+    config = grader.load_config()
+    override = {"hidden": {**config["hidden"], "vertices": [800, 2000], "k_r": [4, 8]},
+                "speedup": {**config["speedup"], "vertices": 1000},
+                "limits": {**config["limits"], "tsan": {"wall_s": 8, "cpu_s": 60, "memory_mb": 0},
+                           "run": {"wall_s": 30, "cpu_s": 30, "memory_mb": 2048}}}
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(override))
+    (tmp_path / "key").write_bytes(KEY)
+    return tmp_path
+
+
+def scores(result: dict) -> dict:
+    return testing.scores(grader, result)
+
+
+def solution_with(small, name: str, old: str, new: str):
+    """The reference solution with one change: a deliberately bad submission."""
+    return testing.solution_with(LAB, "traversal.cc", small / name, old, new)
+
+
+def test_each_student_gets_their_own_graphs_and_device_and_always_the_same_ones():
+    config = grader.load_config()
+    drawn = [grader.hidden(KEY, f"s{n}", config) for n in range(50)]
+    assert grader.hidden(KEY, "s1", config) == drawn[1]
+    assert len({json.dumps(d, sort_keys=True) for d in drawn}) == 50
+    assert all(4 <= d["device"]["k_r"] <= 16 and [g["shape"] for g in d["graphs"]] == ["hub", "path", "forest"]
+               for d in drawn)
+
+
+@pytest.mark.parametrize("shape", ["hub", "path", "forest"])
+def test_the_hidden_graphs_have_their_shape(shape):
+    edges, source = grader.edge_list(shape, 3000, 7)
+    degree = {}
+    for u, v in edges:
+        degree[u], degree[v] = degree.get(u, 0) + 1, degree.get(v, 0) + 1
+    assert source in degree
+    if shape == "hub":
+        assert max(degree.values()) >= 1500  # its list spans two blocks of 1,024 neighbours at least
+    elif shape == "path":
+        assert len(edges) == 2999 and max(degree.values()) == 2 and sorted(degree.values()).count(1) == 2
+    else:
+        assert len(degree) <= 2700 and len(edges) < len(degree)  # isolated vertices; trees: fewer edges than vertices
+
+
+@pytest.mark.e2e
+@pytest.mark.wall_clock  # the speedup is measured on an emulated SSD
+@needs_fuse
+def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
+    solution = grade_lab(3, LAB / "solution", "alice", small)
+    assert solution["score"] == 100, json.dumps(solution, indent=1)
+    starter = scores(grade_lab(3, LAB / "starter", "bob", small))
+    assert sum(score for score, _ in starter.values()) == 10, starter
+    assert "the reference" in starter["bfs"][1] and "a speedup counts only for the right answer" in starter["speedup"][1]
+    assert "not measured" in starter["speedup"][1]
+
+
+@pytest.mark.e2e
+@pytest.mark.wall_clock
+@needs_fuse
+def test_a_race_loses_the_race_points_and_one_thread_loses_the_speedup(small, grade_lab):
+    racy = solution_with(small, "racy", "next[worker].push_back(neighbours[k]);", "next[0].push_back(neighbours[k]);")
+    result = scores(grade_lab(3, racy, "carol", small))
+    assert result["race_free"][0] == 0 and "ThreadSanitizer reported a data race" in result["race_free"][1], result
+    serial = solution_with(small, "serial", "pool.parallel_for(frontier.size(), [&](size_t i, unsigned worker) {",
+                           "for (size_t i = 0, worker = 0; i < frontier.size(); ++i) [&] {")
+    serial.joinpath("traversal.cc").write_text(serial.joinpath("traversal.cc").read_text().replace(
+        "      });\n    });\n    frontier.clear();", "      });\n    }();\n    frontier.clear();", 1))
+    result = scores(grade_lab(3, serial, "dave", small))
+    assert [result[name][0] for name in ("builds", "bfs", "wcc", "race_free", "speedup")] == [10, 25, 20, 15, 0], result
+    assert "less than 70% of CAVE's" in result["speedup"][1]
+
+
+@pytest.mark.e2e
+def test_a_crash_a_loop_or_a_write_outside_costs_every_run(small, grade_lab, writes_outside):
+    crash = solution_with(small, "crash", "++levels;", "++levels; if (levels == 3) *(volatile int*)nullptr = 1;")
+    loop = solution_with(small, "loop", "++levels;", "++levels; for (volatile int i = 0; levels == 3; i = i + 1) {}")
+    outside = small / "outside.log"
+    escape = solution_with(small, "escape", "#include <vector>\n", writes_outside(outside))
+    for folder, student, message in ((crash, "erin", "your code crashed (SEGV, caught by ThreadSanitizer)"),
+                                     (loop, "fay", "stopped after 8 s (the time limit)"),
+                                     (escape, "gus", "Permission denied")):
+        result = scores(grade_lab(3, folder, student, small))
+        assert result["builds"][0] == 10 and result["bfs"][0] == 0 and result["race_free"][0] == 0, (student, result)
+        assert message in result["bfs"][1], (student, result["bfs"])
+    assert not outside.exists()
+
+
+@pytest.mark.e2e
+def test_a_compile_error_or_a_missing_file_scores_nothing(small, grade_lab):
+    broken = solution_with(small, "broken", "++levels;", "++levels")
+    result = grade_lab(3, broken, "hal", small)
+    assert result["score"] == 0 and "error: expected" in result["tests"][0]["output"], result["tests"][0]
+    empty = small / "empty"
+    empty.mkdir()
+    result = grade_lab(3, empty, "ida", small)
+    assert result["score"] == 0 and all("traversal.cc is not in the submission" in t["output"] for t in result["tests"])
+
+
+def test_the_students_file_registers_the_graded_name():
+    for folder in ("starter", "solution"):
+        assert f'CAVE_REGISTER_TRAVERSAL("{grader.TRAVERSAL}",' in (LAB / folder / grader.SUBMISSION_FILE).read_text()
+    assert "TODO" in (LAB / "starter" / "traversal.cc").read_text() and "TODO" not in SOLUTION
