@@ -24,7 +24,7 @@ help:
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
 	@echo "make lint        snakemake --lint, actionlint and hadolint"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
-	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images)"
+	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images; IMAGES=lab: one)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
 	@echo "make labs        typeset every lab's handout: labs/build/lab-<n>.pdf (LAB=n: one)"
 	@echo "make grade LAB=n SUBMISSION=dir STUDENT=id KEY=file   grade a course lab's submission (labs/README.md)"
@@ -139,8 +139,8 @@ images-lock: setup
 	@python -m ssdartifact.containers lock
 
 # <name>.tar and <name>.tar.sha256 per image; archive them with containers/.cache/.
-images-save: images
-	@python -m ssdartifact.containers save --out $(IMAGES_DIR)
+images-save: setup
+	@python -m ssdartifact.containers save $(IMAGES) --out $(IMAGES_DIR)
 
 # Measurements are kept (results/pio, results/ace, results/cave/devices, results/raw), and so is
 # Snakemake's record of the parameters and inputs each output was made with (.snakemake/metadata):

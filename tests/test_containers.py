@@ -298,3 +298,31 @@ def test_images_are_not_rebuilt_when_nothing_changed():
     started = time.monotonic()
     containers.ensure_image("pio")
     assert time.monotonic() - started < 10
+
+
+def test_the_lab_image_finds_the_artifact_where_the_handouts_mount_it():
+    dockerfile = (REPO_ROOT / "containers/lab/Dockerfile").read_text()
+    assert f"ENV PYTHONPATH={containers.project_pythonpath(Path('/artifact'))}\n" in dockerfile
+    assert "WORKDIR /artifact\n" in dockerfile
+
+
+@pytest.mark.e2e
+@pytest.mark.docker
+@needs_docker
+def test_a_student_grades_lab_4_in_the_lab_image_from_the_students_tarball(tmp_path):
+    """The students' flow without Linux: the tarball unpacked, the lab image, the handouts' docker run
+    line (as the host user, so that what it writes stays removable), a practice key."""
+    from labkit import dist  # noqa: PLC0415
+
+    tag = _timed_build("lab")
+    with tarfile.open(dist.build(4, tmp_path / "lab-4.tar.gz")) as packed:
+        packed.extractall(tmp_path)  # our own tarball
+    student = tmp_path / "artifact-lab-4"
+    (student / "practice.key").write_text("a practice key of at least 16 bytes\n")
+    run = ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp", "--network", "none",
+           "-v", f"{student}:/artifact", tag, "python", "-m", "labkit.grade", "--lab", "4",
+           "--submission", "labs/4-migration/starter", "--student", "me", "--key", "practice.key"]
+    result = subprocess.run(run, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Total: 35/100" in result.stdout, result.stdout
+    assert (student / "labs/build/grades/lab-4/me/results.json").is_file()

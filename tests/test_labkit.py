@@ -4,6 +4,7 @@ sandbox that no submission can hang, crash, exhaust or write outside of."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -206,6 +207,8 @@ def test_the_students_tarball_has_the_starter_and_grader_but_no_solution_test_or
     assert "labs/1-measure-ssd/grader.py" in inside and "Makefile" in inside
     assert not [name for name in inside if "/solution/" in name or "/tests/" in name and name.startswith("labs/")]
     assert not [name for name in inside if name.endswith(".key")]
+    # the artifact's own CI stays out; the lab's Classroom autograding goes in
+    assert [name for name in inside if name.startswith(".github/")] == [".github/workflows/classroom.yml"]
     assert dist.build(1, tmp_path / "again.tar.gz").read_bytes() == tarball.read_bytes()  # the same bytes
     # a key kept in the repository is found, and the tarball refused
     planted = dist.REPO_ROOT / "labs" / "planted-by-a-test.txt"
@@ -220,9 +223,46 @@ def test_the_students_tarball_has_the_starter_and_grader_but_no_solution_test_or
 @pytest.mark.parametrize("path, kept", [
     ("labs/1-measure-ssd/solution/measure.py", False), ("labs/2-bufferpool/tests/test_lab2.py", False),
     ("labs/1-measure-ssd/starter/measure.py", True), ("labs/course.key", False), ("tests/test_labkit.py", True),
-    ("systems/pio/pio/characterize.py", True),
+    ("systems/pio/pio/characterize.py", True), (".github/workflows/ci.yml", False),
 ])
 def test_what_the_students_tarball_withholds(path, kept):
     from labkit import dist
 
     assert dist.withheld(path) is not kept
+
+
+@pytest.mark.parametrize("lab", [1, 2, 3, 4])
+def test_each_labs_classroom_workflow_reports_every_test_and_passes_actionlint(tmp_path, lab):
+    import shutil
+    import subprocess
+
+    from labkit import classroom, grade
+
+    text = classroom.workflow(lab)
+    tests = grade.load_grader(grade.lab_dir(lab)).load_config()["tests"]
+    for index, (name, spec) in enumerate(tests.items(), 1):
+        assert f"test-name: {name}\n" in text and f"max-score: {spec['points']}\n" in text
+        assert f"TEST-{index}_RESULTS: ${{{{ steps.test-{index}.outputs.result }}}}" in text
+    assert "secrets.LAB_SECRET_KEY" in text and f"--lab {lab} --submission labs/" in text
+    workflow = tmp_path / ".github" / "workflows" / "classroom.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(text)
+    actionlint = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (make setup installs it)")
+    done = subprocess.run([actionlint, str(workflow)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_classroom_check_passes_only_a_test_with_full_marks(tmp_path):
+    import json
+    import subprocess
+
+    from labkit import classroom
+
+    (tmp_path / "results.json").write_text(json.dumps({"tests": [
+        {"name": "a", "score": 10, "max_score": 10, "output": "all right"},
+        {"name": "b", "score": 5, "max_score": 10, "output": "half"}]}))
+    for index, status in ((0, 0), (1, 1)):
+        done = subprocess.run(classroom.CHECK.format(index=index), shell=True, cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == status, done.stderr

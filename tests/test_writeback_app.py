@@ -157,13 +157,13 @@ def test_run_stops_at_duration(data_file):
 def test_a_timed_run_ends_with_whole_eviction_cycles(data_file, monkeypatch):
     """The deadline passes long before 32 writes (each read takes 2 ms): the run goes on to the
     first eviction, so no counted write is left without its write-back inside the clock."""
-    real_read = app._read_page
+    real_read = app.read_page
 
     def slow_read(*arguments):
         time.sleep(0.002)
         return real_read(*arguments)
 
-    monkeypatch.setattr(app, "_read_page", slow_read)
+    monkeypatch.setattr(app, "read_page", slow_read)
     result = _run(data_file, read_fraction=0.5, write_batch=32, duration_s=0.01, seed=5)
     assert result["batches"] == 1 and result["final_flush_pages"] == 0
     assert result["seconds"] > 0.01 and result["writes"] >= 32

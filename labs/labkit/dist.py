@@ -1,6 +1,8 @@
 """The students' copy of the artifact for one lab (`make lab-dist LAB=<n>`): every file git
 tracks or would track (not ignored) but the labs' solutions and their graders' tests, in a tar.gz
-with fixed owners and times (the same files give the same bytes). No key goes in it: *.key files
+with fixed owners and times (the same files give the same bytes). The artifact's own CI
+(.github/) stays out; the lab's GitHub Classroom autograding goes in its place
+(.github/workflows/classroom.yml, labkit.classroom). No key goes in it: *.key files
 are ignored and left out, and with the instructor's key at hand (KEY=<file> or $LAB_SECRET_KEY)
 every packed file is searched for it and the tarball refused if one holds it."""
 
@@ -15,7 +17,7 @@ import sys
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from . import seeds
+from . import classroom, seeds
 from .grade import LABS_DIR, CannotGrade, lab_dir
 
 REPO_ROOT = LABS_DIR.parent
@@ -24,7 +26,8 @@ WITHHELD = ("solution", "tests")  # folders of every lab the students do not get
 
 def withheld(path: str) -> bool:
     parts = PurePosixPath(path).parts
-    return len(parts) >= 3 and parts[0] == "labs" and parts[2] in WITHHELD or path.endswith(".key")
+    return (len(parts) >= 3 and parts[0] == "labs" and parts[2] in WITHHELD) or path.endswith(".key") \
+        or parts[0] == ".github"
 
 
 def members(root: Path = REPO_ROOT) -> list[str]:
@@ -37,17 +40,15 @@ def build(lab: int, out: Path, root: Path = REPO_ROOT, key: bytes | None = None)
     lab_dir(lab)  # refuse a lab that does not exist
     prefix = f"artifact-lab-{lab}"
     buffer = io.BytesIO()
+    files = {path: root / path for path in members(root) if (root / path).is_file()}  # not deleted since
+    files[".github/workflows/classroom.yml"] = classroom.workflow(lab).encode()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        for path in members(root):
-            source = root / path
-            if not source.is_file():
-                continue  # deleted in the working tree but still listed
-            info = archive.gettarinfo(str(source), arcname=f"{prefix}/{path}")
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mtime = 0
-            info.mode = 0o755 if source.stat().st_mode & 0o111 else 0o644
-            data = source.read_bytes()
+        for path in sorted(files):
+            source = files[path]
+            data = source if isinstance(source, bytes) else source.read_bytes()
+            info = tarfile.TarInfo(f"{prefix}/{path}")
+            info.size = len(data)
+            info.mode = 0o755 if not isinstance(source, bytes) and source.stat().st_mode & 0o111 else 0o644
             if key and key in data:
                 raise CannotGrade(f"{path} holds the instructor's key: move the key out of the repository")
             archive.addfile(info, io.BytesIO(data))
