@@ -1,5 +1,5 @@
 # The artifact's user-facing commands. `make help` lists them.
-# PROFILE selects configs/profiles/<name>.yaml (quick, full, ci).
+# PROFILE selects configs/profiles/<name>.yaml (quick, full, ci, lab).
 PROFILE ?= quick
 CORES ?= 2
 SHELL := /bin/bash
@@ -32,7 +32,7 @@ help:
 	@echo "make lab-dist LAB=n [KEY=file]   the students' tarball (no solutions, no graders' tests, no key)"
 	@echo "make lab-grade-all LAB=n SUBMISSIONS=dir KEY=file   grade one subfolder per student into one CSV"
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
-	@echo "Options: PROFILE=quick|full|ci  CORES=N  RUNTIME=native|docker"
+	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:

@@ -11,7 +11,7 @@ from ssdartifact.__main__ import main
 
 
 def test_shipped_configs_are_valid():
-    for profile in ("quick", "full", "ci"):
+    for profile in ("quick", "full", "ci", "lab"):
         config.check_all(profile)
 
 
@@ -72,7 +72,7 @@ def test_profile_name_must_match_file(configs):
 
 
 def test_unknown_profile_lists_the_known_ones(configs):
-    assert "profile 'fast' does not exist; choose one of: ci, full, quick" in _error("fast")
+    assert "profile 'fast' does not exist; choose one of: ci, full, lab, quick" in _error("fast")
 
 
 def test_yaml_syntax_error_gives_the_line(configs):
