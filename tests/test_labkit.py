@@ -210,14 +210,23 @@ def test_the_students_tarball_has_the_starter_and_grader_but_no_solution_test_or
     # the artifact's own CI stays out; the lab's Classroom autograding goes in
     assert [name for name in inside if name.startswith(".github/")] == [".github/workflows/classroom.yml"]
     assert dist.build(1, tmp_path / "again.tar.gz").read_bytes() == tarball.read_bytes()  # the same bytes
-    # a key kept in the repository is found, and the tarball refused
-    planted = dist.REPO_ROOT / "labs" / "planted-by-a-test.txt"
-    planted.write_bytes(b"notes: " + KEY)
+    # a key kept in a packed file is found, and the tarball refused
+    notes = dist.REPO_ROOT / "labs" / "README.md"
+    before = notes.read_bytes()
+    notes.write_bytes(before + b"\nnotes: " + KEY)
     try:
-        with pytest.raises(dist.CannotGrade, match="planted-by-a-test.txt holds the instructor's key"):
+        with pytest.raises(dist.CannotGrade, match="labs/README.md holds the instructor's key"):
             dist.build(1, tmp_path / "refused.tar.gz", key=KEY)
     finally:
-        planted.unlink()
+        notes.write_bytes(before)
+    # a file git does not track (collected submissions, say) stays out
+    stray = dist.REPO_ROOT / "labs" / "submissions-left-by-a-test.txt"
+    stray.write_text("alice's answers")
+    try:
+        assert "labs/submissions-left-by-a-test.txt" not in dist.members()
+        assert "labs/submissions-left-by-a-test.txt" in dist.untracked()
+    finally:
+        stray.unlink()
 
 
 @pytest.mark.parametrize("path, kept", [

@@ -1,5 +1,5 @@
 """The students' copy of the artifact for one lab (`make lab-dist LAB=<n>`): every file git
-tracks or would track (not ignored) but the labs' solutions and their graders' tests, in a tar.gz
+tracks (as it is in the working tree) but the labs' solutions and their graders' tests, in a tar.gz
 with fixed owners and times (the same files give the same bytes). The artifact's own CI
 (.github/) stays out; the lab's GitHub Classroom autograding goes in its place
 (.github/workflows/classroom.yml, labkit.classroom). No key goes in it: *.key files
@@ -30,10 +30,19 @@ def withheld(path: str) -> bool:
         or parts[0] == ".github"
 
 
+def _git_files(root: Path, *which: str) -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "-z", *which], cwd=root, capture_output=True, check=True).stdout
+    return [path for path in listed.decode().split("\0") if path]
+
+
 def members(root: Path = REPO_ROOT) -> list[str]:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-                            capture_output=True, check=True).stdout
-    return sorted(path for path in listed.decode().split("\0") if path and not withheld(path))
+    """Tracked files only: a folder of collected submissions or notes left in the working tree
+    must not reach the students (untracked() lists what is left out)."""
+    return sorted(path for path in _git_files(root, "--cached") if not withheld(path))
+
+
+def untracked(root: Path = REPO_ROOT) -> list[str]:
+    return sorted(path for path in _git_files(root, "--others", "--exclude-standard") if not withheld(path))
 
 
 def build(lab: int, out: Path, root: Path = REPO_ROOT, key: bytes | None = None) -> Path:
@@ -73,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lab-dist: {error}", file=sys.stderr)
         return 2
     print(f"lab-dist: {out} (the artifact without the labs' solutions and graders' tests)")
+    left_out = untracked()
+    if left_out:
+        print(f"lab-dist: {len(left_out)} files git does not track were left out (`git add` one to include it): "
+              + ", ".join(left_out[:5]) + (" ..." if len(left_out) > 5 else ""))
     return 0
 
 
