@@ -11,18 +11,20 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 RUNTIME ?=
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix lint clean \
+.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
 	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
 	@echo "make test        install what is missing and run every test (unit, then end to end)"
 	@echo "make test-ace-matrix  ACE's regression suite and crash test for all 4 policies, with and without ACE"
+	@echo "make test-ace-patches every prefix of ACE's patch series builds and runs (about 40 minutes)"
 	@echo "make verify      rebuild what is missing and compare deterministic outputs with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
-	@echo "make lint        snakemake --lint, actionlint and hadolint"
+	@echo "make lint        snakemake --lint, actionlint, hadolint, ruff, clang-format and lintr"
+	@echo "make guide       take the guide's numbers (docs/) from the last $(PROFILE) run and test reports; guide-check: are they current"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images; IMAGES=lab: one)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
@@ -39,7 +41,7 @@ setup:
 	@workflow/setup.sh
 
 check-config: setup
-	@python -m ssdartifact check-config --profile $(PROFILE)
+	@python -m steps check-config --profile $(PROFILE)
 
 reproduce: check-config
 	@$(SNAKEMAKE)
@@ -68,11 +70,19 @@ DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
 
 verify: check-config
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
-	@python -m ssdartifact checksums verify checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+	@python -m steps checksums verify checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+
+# The guide's generated numbers (docs/numbers.json and the pages' markers) from this checkout's last
+# run of PROFILE and its test reports (results/); `make guide-check` says whether a page is out of date.
+guide: setup
+	@python -m steps guide update --profile $(PROFILE)
+
+guide-check: setup
+	@python -m steps guide check --results .
 
 checksums: check-config
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
-	@python -m ssdartifact checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+	@python -m steps checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 
 # The builds the end-to-end tests need (the ACE tests' PostgreSQL with assertions, and the images
 # when there is a Docker engine) run beside the unit tests and each other, at a lower priority:
@@ -122,12 +132,23 @@ test-e2e: setup
 # ACE's regression suite and crash test with every replacement policy, with and without ACE
 # (CI runs two of the eight combinations as part of test-e2e).
 test-ace-matrix: setup
-	@python -m pytest -m full_matrix systems/ace/tests
+	@python -m pytest -m "full_matrix and not ace_patches" systems/ace/tests
 
+# Each prefix of ACE's patch series (systems/ace/patches/series) applied, built (one full build,
+# then incrementally) and run with pgbench; not in CI (full_matrix keeps it out of test-e2e).
+test-ace-patches: setup
+	@python -m pytest -s -m ace_patches systems/ace/tests
+
+# lintr (R): .lintr holds lintr's defaults with lines of 120, without object_usage_linter, which cannot
+# see ggplot2's column names in aes() nor the helpers every script gets from theme.R by source().
 lint: setup
 	@snakemake --lint --config profile=$(PROFILE)
+	@git grep -lz --untracked -e '' -- 'systems/*.cc' 'systems/*.h' 'labs/*.cc' 'labs/*.h' \
+	  | xargs -0 -r clang-format --dry-run -Werror
 	@actionlint
 	@python -m ssdartifact.containers lint
+	@ruff check --quiet .
+	@git ls-files -z '*.R' | xargs -0 -r Rscript -e 'n <- 0; for (f in commandArgs(TRUE)) { l <- lintr::lint(f); print(l); n <- n + length(l) }; quit(status = n > 0)'
 
 IMAGES_DIR ?= results/images
 

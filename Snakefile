@@ -3,7 +3,8 @@
 # (`make reproduce`), or directly: snakemake --cores 2 --config profile=quick
 from snakemake.exceptions import WorkflowError
 
-from ssdartifact import devices
+from emussd.device import unmount_stale
+from ssdartifact.provenance import record_run
 
 
 include: "workflow/rules/common.smk"
@@ -28,17 +29,20 @@ include: "workflow/rules/document.smk"
 include: "workflow/rules/checksums.smk"
 
 
-# emussd mounts left behind by an interrupted run are unmounted before and after every run.
+# emussd mounts left behind by an interrupted run are unmounted before and after every run; a run
+# with jobs records when it started and finished (results/runs/, the guide's times).
 onstart:
-    devices.unmount_stale()
+    unmount_stale()
+    record_run(PROFILE, finished=False)
 
 
 onsuccess:
-    devices.unmount_stale()
+    unmount_stale()
+    record_run(PROFILE, finished=True)
 
 
 onerror:
-    devices.unmount_stale()
+    unmount_stale()
 
 
 rule all:

@@ -179,7 +179,8 @@ def test_a_device_the_kernel_will_not_open_exclusively_is_refused(fake):
 
 
 def test_a_signature_is_refused_without_force(fake):
-    fake.probe = subprocess.CompletedProcess([], 0, "DEVNAME=/dev/nvme1n1\nUUID=1234\nTYPE=ext4\nUSAGE=filesystem\n", "")
+    fake.probe = subprocess.CompletedProcess([], 0, "DEVNAME=/dev/nvme1n1\nUUID=1234\n"
+                                                    "TYPE=ext4\nUSAGE=filesystem\n", "")
     message = refusal(scratch(), fake)
     assert "'nvme-scratch' (/dev/nvme1n1) carries a file-system, RAID, LVM or partition-table signature (TYPE=ext4)" \
         in message

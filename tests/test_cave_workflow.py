@@ -8,9 +8,11 @@ import json
 
 import pytest
 
-from ssdartifact import cave_steps, config
+from cave import datasets
+from ssdartifact import config
 from ssdartifact.files import sha256_file
-from ssdartifact.steps import StepFailed
+from steps import cave as cave_steps
+from steps.runtime import StepFailed
 
 
 @pytest.fixture
@@ -22,15 +24,15 @@ def dataset(tmp_path, monkeypatch):
         handle.write("# tiny\n0 1\n1 2\n")
     entry = {"description": "tiny", "url": source.as_uri(), "format": "snap", "sha256": None}
     real_load = config.load
-    monkeypatch.setattr(cave_steps.config, "load",
+    monkeypatch.setattr(datasets.config, "load",
                         lambda name: {"downloads": {"TINY": entry}} if name == "datasets.yaml" else real_load(name))
-    monkeypatch.setattr(cave_steps, "CAVE_DOWNLOADS", tmp_path / "downloads")
+    monkeypatch.setattr(datasets, "DOWNLOADS", tmp_path / "downloads")
     return entry, source
 
 
 def fetch(tmp_path):
     record = tmp_path / "TINY.json"
-    cave_steps.fetch_cave_dataset("TINY", str(record), str(tmp_path / "fetch.log"))
+    cave_steps.fetch_cave_dataset(name="TINY", record=str(record), log=str(tmp_path / "fetch.log"))
     return json.loads(record.read_text())
 
 
@@ -74,7 +76,7 @@ def test_the_profile_may_only_fetch_declared_datasets(tmp_path, monkeypatch):
 
 
 def test_a_container_runs_cave_s_steps_by_name(tmp_path):
-    """In docker mode a step runs as `python -m ssdartifact.steps NAME ARGS`: CAVE's steps,
+    """In docker mode a step runs as `python -m steps run NAME KWARGS`: CAVE's steps,
     registered from their own module, must be found there."""
     import subprocess
     import sys
@@ -82,8 +84,8 @@ def test_a_container_runs_cave_s_steps_by_name(tmp_path):
     from ssdartifact import REPO_ROOT
 
     log = tmp_path / "build.log"
-    call = json.dumps({"args": ["systems/cave/build/cave", str(log)], "kwargs": {}})
-    proc = subprocess.run([sys.executable, "-m", "ssdartifact.steps", "build_cave", call], cwd=REPO_ROOT,
+    call = json.dumps({"binary": "systems/cave/build/cave", "log": str(log)})
+    proc = subprocess.run([sys.executable, "-m", "steps", "run", "build_cave", call], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert log.read_text().startswith("built ")

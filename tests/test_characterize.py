@@ -87,10 +87,9 @@ def test_writeback_batches_cover_k_w_and_beyond():
 def test_later_experiments_read_a_measured_device(tmp_path):
     from ssdartifact.tidy import write_csv
 
-    row = characterize.estimate("emu", "random", 4096,
-                                rows_for("read", 10, 0.001, characterize.search_threads(emulated_curve(10, 0.001), RULE)),
-                                rows_for("write", 4, 0.002, characterize.search_threads(emulated_curve(4, 0.002), RULE)),
-                                RULE)
+    reads = rows_for("read", 10, 0.001, characterize.search_threads(emulated_curve(10, 0.001), RULE))
+    writes = rows_for("write", 4, 0.002, characterize.search_threads(emulated_curve(4, 0.002), RULE))
+    row = characterize.estimate("emu", "random", 4096, reads, writes, RULE)
     write_csv(tmp_path / "alpha_k.csv", characterize.ALPHA_K_COLUMNS, [row])
     measured = characterize.measured_device(tmp_path / "alpha_k.csv", "emu")
     assert measured == {"alpha": pytest.approx(2.0), "k_r": 10, "k_w": 4, "read_saturated": True,
@@ -127,7 +126,8 @@ def k_found(curve, k, service_s=0.002, rule=RULE):
 def test_k_stays_right_when_throughput_dips_after_its_peak(k):
     """Past k the bandwidth falls (to 0.5 of the peak at 4k, like emussd's collapse on 2 cores)."""
     def dipping(threads):
-        return emulated_curve(k, 0.002)(threads) * (k / threads) ** 0.5 if threads > k else emulated_curve(k, 0.002)(threads)
+        return (emulated_curve(k, 0.002)(threads) * (k / threads) ** 0.5 if threads > k
+                else emulated_curve(k, 0.002)(threads))
     found, measured = k_found(dipping, k)
     assert abs(found - k) <= 0.05 * k + 1e-9, (found, measured)
 

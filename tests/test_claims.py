@@ -25,7 +25,8 @@ def test_value_needs_exactly_one_row(curve):
 
 
 def test_monotone(curve):
-    assert claims.check_monotone(curve, {"x": "k", "y": "speedup", "group_by": ["alpha"], "strict": True}).status == claims.PASS
+    outcome = claims.check_monotone(curve, {"x": "k", "y": "speedup", "group_by": ["alpha"], "strict": True})
+    assert outcome.status == claims.PASS
     outcome = claims.check_monotone(curve, {"x": "k", "y": "speedup", "group_by": ["alpha"], "direction": "decreasing"})
     assert outcome.status == claims.FAIL and "0 of 3 groups" in outcome.measured
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ssdartifact import config
-from ssdartifact.__main__ import main
+from steps.__main__ import main
 
 
 def test_shipped_configs_are_valid():
@@ -37,9 +37,11 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d.update(runtime="dockr"),
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
-     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, characterize, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
+     r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, "
+     r"characterize, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
-     r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; allowed values: 'file', 'block', 'emulated'"),
+     r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; "
+     r"allowed values: 'file', 'block', 'emulated'"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
                                                      "alpha": 0, "k_r": 4, "k_w": 2}),
      r"devices.yaml: key devices\[\d+\] \(name: emu\).alpha: 0 is out of range; it must be > 0"),
@@ -50,7 +52,8 @@ def _error(profile="quick"):
     ("experiments/pio_model.yaml", lambda d: d["fig_3_4"].update(k_r="many"),
      r"pio_model.yaml: key fig_3_4.k_r: 'many' has the wrong type; expected array"),
     ("claims.yaml", lambda d: d["claims"][0]["check"].update(kind="vibes"),
-     r"claims.yaml: key claims\[0\] \(id: pio-2.4-idle-channels-at-n\).check.kind: 'vibes' is not allowed; allowed values: 'value', 'monotone'"),
+     r"claims.yaml: key claims\[0\] \(id: pio-2.4-idle-channels-at-n\).check.kind: 'vibes' is not allowed; "
+     r"allowed values: 'value', 'monotone'"),
     ("inventory.yaml", lambda d: d["figures"][0].update({"class": "photo"}),
      r"inventory.yaml: key figures\[0\] \(id: 1.1\).class: 'photo' is not allowed"),
     ("inventory.yaml", lambda d: d["figures"].pop(),
@@ -102,7 +105,8 @@ def test_reproduced_script_must_exist(configs):
 
 def test_duplicate_claim_ids_are_refused(configs):
     _edit(configs / "claims.yaml", lambda d: d["claims"].append(d["claims"][0]))
-    assert f"claim id {yaml.safe_load((configs / 'claims.yaml').read_text())['claims'][0]['id']!r} appears more than once" in _error()
+    claim_id = yaml.safe_load((configs / "claims.yaml").read_text())["claims"][0]["id"]
+    assert f"claim id {claim_id!r} appears more than once" in _error()
 
 
 def test_all_problems_are_reported_at_once(configs):
@@ -120,8 +124,9 @@ def test_check_config_command_exits_nonzero_with_the_message(configs, capsys):
 
 def test_emulated_device_needs_a_preset_or_its_model(configs):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "alpha": 2}))
-    assert re.search(r"devices\[\d+\] \(name: emu\): matches none of the allowed forms \(an emulated device needs a preset or all "
-                     r"of read_latency_us, alpha, k_r, k_w\)", _error()), _error()
+    assert re.search(r"devices\[\d+\] \(name: emu\): matches none of the allowed forms "
+                     r"\(an emulated device needs a preset or all of read_latency_us, alpha, k_r, k_w\)",
+                     _error()), _error()
 
 
 def test_unknown_preset_is_refused(configs):

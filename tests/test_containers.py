@@ -138,7 +138,8 @@ def _deb(directory: Path, package: str, **relations: str) -> Path:
     """A minimal .deb, as dpkg-deb --build makes it: an ar archive of debian-binary, control.tar.xz
     (a control file) and an empty data.tar.xz."""
     fields = {"Package": package, "Version": "1", "Architecture": "all", "Maintainer": "test <t@example.org>",
-              "Description": "test\n a second line", **{key.replace("_", "-"): value for key, value in relations.items()}}
+              "Description": "test\n a second line",
+              **{key.replace("_", "-"): value for key, value in relations.items()}}
     control = "".join(f"{key}: {value}\n" for key, value in fields.items()).encode()
 
     def tar(files: dict[str, bytes]) -> bytes:

@@ -1,11 +1,14 @@
-"""Declared devices: presets, refusals, and emulated devices that are always unmounted."""
+"""Declared devices (ssdartifact.devices), and emulated ones opened through emussd.device: presets,
+refusals, time dilation, and emulated devices that are always unmounted."""
 
 import os
 
 import pytest
 import yaml
 
+from emussd import device as emulated
 from ssdartifact import devices
+from steps.runtime import open_device
 
 
 def test_a_preset_fills_in_the_model_and_declared_keys_override_it(configs):
@@ -17,7 +20,8 @@ def test_a_preset_fills_in_the_model_and_declared_keys_override_it(configs):
 
 
 def test_an_undeclared_device_is_refused():
-    with pytest.raises(devices.DeviceError, match="'nvme9' is not declared in configs/devices.yaml; declared: local-disk"):
+    with pytest.raises(devices.DeviceError,
+                       match="'nvme9' is not declared in configs/devices.yaml; declared: local-disk"):
         devices.declaration("nvme9")
 
 
@@ -67,31 +71,31 @@ ROOMY = {"host": {}, "capacity_iops": 1e6, "round_trip_us": 10.0}
 @pytest.fixture(autouse=True)
 def roomy_machine(monkeypatch):
     from emussd.capacity import Calibration
-    monkeypatch.setattr(devices, "capacity_calibration", lambda binary, progress=None: Calibration(**ROOMY))
+    monkeypatch.setattr(emulated, "capacity_calibration", lambda binary, progress=None: Calibration(**ROOMY))
 
 
 def calibrated(monkeypatch, capacity_iops, round_trip_us):
     from emussd.capacity import Calibration
-    monkeypatch.setattr(devices, "capacity_calibration",
+    monkeypatch.setattr(emulated, "capacity_calibration",
                         lambda binary, progress=None: Calibration({}, capacity_iops, round_trip_us))
 
 
 def test_a_device_beyond_the_machine_gets_the_dilation_that_fits_it(monkeypatch):
     calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)  # usable: 12,000 page I/Os per second
     device = {"name": "fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16, "k_w": 16}
-    plan, _ = devices.emulation({**device, "read_latency_us": 2000, "k_r": 64}, "emussd")
+    plan, _ = emulated.emulation({**device, "read_latency_us": 2000, "k_r": 64}, "emussd")
     assert plan.factor == 2.7  # 64 / 2 ms = 32,000 per s: 2.67 x 12,000
     assert "declared peak 32,000 page I/Os per s, this machine emulates 12,000 faithfully" in plan.describe()
-    plan, _ = devices.emulation(device, "emussd")
+    plan, _ = emulated.emulation(device, "emussd")
     assert plan.factor == 60  # at 50 us the gap needs more: 60 us is 2 % of 3,000 us = 60 x 50 us
     cheap_writes = {**device, "read_latency_us": 2000, "alpha": 0.1, "k_r": 1, "k_w": 1}
-    plan, _ = devices.emulation(cheap_writes, "emussd")
+    plan, _ = emulated.emulation(cheap_writes, "emussd")
     assert plan.factor == 15  # its 200 us write, the shortest service time, needs 3,000 us
 
 
 def test_a_preset_within_the_machine_keeps_its_time_scale(monkeypatch):
     calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
-    plan, _ = devices.emulation(devices.declaration("emu-pcie"), "emussd")
+    plan, _ = emulated.emulation(devices.declaration("emu-pcie"), "emussd")
     assert plan.factor == 1
 
 
@@ -101,8 +105,8 @@ def test_a_declared_dilation_below_the_needed_one_is_refused_with_the_numbers(mo
               "time_dilation": 20}
     with pytest.raises(devices.DeviceError, match=r"declares time_dilation 20, but this machine needs at least "
                                                   r"time dilation 60 \(declared peak 320,000"):
-        devices.emulation(device, "emussd")
-    plan, _ = devices.emulation({**device, "time_dilation": 70}, "emussd")
+        emulated.emulation(device, "emussd")
+    plan, _ = emulated.emulation({**device, "time_dilation": 70}, "emussd")
     assert plan.factor == 70
 
 
@@ -111,7 +115,7 @@ def test_a_device_no_dilation_can_fit_is_refused_with_the_numbers(monkeypatch):
     device = {"name": "huge", "kind": "emulated", "read_latency_us": 1000, "alpha": 1, "k_r": 4096, "k_w": 1}
     with pytest.raises(devices.DeviceError, match=r"'huge' cannot be emulated faithfully on this machine: it needs a "
                                                   r"time dilation of 55000, which makes a page read take 55 s"):
-        devices.emulation(device, "emussd")
+        emulated.emulation(device, "emussd")
 
 
 def test_results_are_converted_to_the_declared_time_scale():
@@ -131,7 +135,7 @@ def emussd_binary():
 @needs_fuse
 def test_an_emulated_device_is_unmounted_when_the_experiment_fails(emussd_binary, tmp_path):
     with pytest.raises(RuntimeError, match="experiment failed"):
-        with devices.opened("emu-optane", 1 << 20, emussd_binary=emussd_binary,
+        with open_device("emu-optane", 1 << 20, emussd_binary=emussd_binary,
                             stats_out=tmp_path / "stats.json") as opened:
             mountpoint = opened.io_dir.parent
             assert os.path.ismount(mountpoint)
@@ -149,8 +153,8 @@ def test_stale_mounts_are_unmounted(emussd_binary):
     import subprocess
     import time
     from emussd.harness import Mount
-    root = devices.EMULATED_ROOT / "emu-optane"
-    held = Mount(emussd_binary, devices.EMULATED_ROOT / "emu-virtual", read_latency_us=2000, alpha=2, k_r=4, k_w=4)
+    root = emulated.EMULATED_ROOT / "emu-optane"
+    held = Mount(emussd_binary, emulated.EMULATED_ROOT / "emu-virtual", read_latency_us=2000, alpha=2, k_r=4, k_w=4)
     held.start()
     (root / "backing").mkdir(parents=True, exist_ok=True)
     (root / "mnt").mkdir(parents=True, exist_ok=True)
@@ -161,7 +165,7 @@ def test_stale_mounts_are_unmounted(emussd_binary):
         deadline = time.monotonic() + 10
         while not os.path.ismount(root / "mnt") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert devices.unmount_stale() == [root / "mnt"]
+        assert emulated.unmount_stale() == [root / "mnt"]
         assert not os.path.ismount(root / "mnt")
         assert os.path.ismount(held.mountpoint), "a mount a live run holds must stay"
     finally:
@@ -177,14 +181,15 @@ def test_an_emulated_device_is_unmounted_when_the_workflow_is_killed(emussd_bina
     import sys
     import time
 
-    script = (f"from pathlib import Path; from ssdartifact import devices; import time\n"
+    script = (f"from pathlib import Path; from emussd import device; import time\n"
               f"from emussd.capacity import Calibration\n"
-              f"devices.capacity_calibration = lambda binary, progress=None: Calibration(**{ROOMY!r})\n"
-              f"with devices.opened('emu-optane', 1 << 20, emussd_binary=Path({str(emussd_binary)!r})) as d:\n"
+              f"from steps.runtime import open_device\n"
+              f"device.capacity_calibration = lambda binary, progress=None: Calibration(**{ROOMY!r})\n"
+              f"with open_device('emu-optane', 1 << 20, emussd_binary=Path({str(emussd_binary)!r})) as d:\n"
               f"    print('mounted', flush=True); time.sleep(60)\n")
     experiment = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert experiment.stdout.readline().strip() == "mounted"
-    mountpoint = devices.EMULATED_ROOT / "emu-optane" / "mnt"
+    mountpoint = emulated.EMULATED_ROOT / "emu-optane" / "mnt"
     assert os.path.ismount(mountpoint)
     experiment.send_signal(signal.SIGKILL)
     experiment.wait()
@@ -203,7 +208,7 @@ def test_an_emulated_device_beyond_the_machine_runs_dilated(emussd_binary, confi
     (configs / "devices.yaml").write_text(yaml.safe_dump(data))
     import json
     from emussd.harness import STATS_NAME
-    with devices.opened("emu-fast", 1 << 20, emussd_binary=emussd_binary, saturating=True) as opened:
+    with open_device("emu-fast", 1 << 20, emussd_binary=emussd_binary, saturating=True) as opened:
         params = json.loads((opened.io_dir.parent / STATS_NAME).read_text())["params"]
         assert opened.time_dilation == 60 and params["time_dilation"] == 60
         assert params["read_latency_us"] == 50  # the declaration, not the wall-clock time
@@ -211,7 +216,7 @@ def test_an_emulated_device_beyond_the_machine_runs_dilated(emussd_binary, confi
         (opened.io_dir / "f").write_bytes(b"x" * 4096)
     assert opened.provenance()["emulation"]["fidelity"]["write"]["count"] == 1
     # A database or a graph engine (not a thread sweep) runs at the declared time scale.
-    with devices.opened("emu-fast", 1 << 20, emussd_binary=emussd_binary) as opened:
+    with open_device("emu-fast", 1 << 20, emussd_binary=emussd_binary) as opened:
         params = json.loads((opened.io_dir.parent / STATS_NAME).read_text())["params"]
         assert opened.time_dilation == 1 and params["time_dilation"] == 1
 
@@ -219,14 +224,14 @@ def test_an_emulated_device_beyond_the_machine_runs_dilated(emussd_binary, confi
 def test_fidelity_warns_when_requests_complete_late():
     stats = {"ops": {"read": {"count": 10, "declared_service_time_us": 10000, "late_time_us": 300, "overruns": 0},
                      "write": {"count": 4, "declared_service_time_us": 8000, "late_time_us": 1000, "overruns": 1}}}
-    facts = devices.fidelity(stats)
+    facts = emulated.fidelity(stats)
     assert facts["read"] == {"count": 10, "mean_service_us": 1000, "mean_late_us": 30, "overruns": 0}
     assert facts["warning"] == "writes completed on average 250 us (12%) after their 2000 us service time"
 
 
 @needs_fuse
 def test_check_config_refuses_a_device_it_cannot_emulate_with_the_numbers(emussd_binary, configs, monkeypatch, capsys):
-    from ssdartifact.__main__ import main
+    from steps.__main__ import main
     calibrated(monkeypatch, capacity_iops=16000, round_trip_us=60)
     data = yaml.safe_load((configs / "devices.yaml").read_text())
     data["devices"] += [{"name": "emu-fast", "kind": "emulated", "read_latency_us": 50, "alpha": 1.2, "k_r": 16,
@@ -259,7 +264,7 @@ def test_check_config_refuses_a_device_it_cannot_emulate_with_the_numbers(emussd
 def test_a_refreshed_emulated_device_shows_the_files_changed_behind_its_back(emussd_binary):
     """ACE rewrites the last run's cluster through prepare_dir; without a refresh the kernel keeps
     the sizes it cached (FUSE) and an append lands after a hole of zeros."""
-    with devices.opened("emu-optane", 1 << 20, emussd_binary=emussd_binary) as opened:
+    with open_device("emu-optane", 1 << 20, emussd_binary=emussd_binary) as opened:
         seen, placed = opened.io_dir / "postgresql.conf", opened.prepare_dir / "postgresql.conf"
         seen.write_bytes(b"x" * 5000)
         assert seen.stat().st_size == 5000  # the kernel caches the size it was told (for 1 s)
@@ -270,3 +275,29 @@ def test_a_refreshed_emulated_device_shows_the_files_changed_behind_its_back(emu
             handle.write(b"tail")
         assert placed.read_bytes() == b"x" * 100 + b"tail"
         assert (opened.io_dir / "new").read_bytes() == b"n"
+
+
+def test_one_function_resolves_every_device_model():
+    """A preset, an emulated device (its preset under its own keys) and ReStore's tiers resolve
+    alike; a real device's model is measured, never declared."""
+    assert devices.model("pcie-like") == {"read_latency_us": 10000, "alpha": 2.8, "k_r": 80, "k_w": 8,
+                                          "page_size": 4096}
+    assert devices.model("emu-pcie-db") == {"read_latency_us": 1000, "alpha": 2.8, "k_r": 80, "k_w": 8,
+                                            "page_size": 8192}
+    assert devices.model("restore-tier-3")["read_latency_us"] == 500
+    with pytest.raises(devices.DeviceError, match="'local-disk' is a file device: its alpha and k are measured"):
+        devices.model("local-disk")
+    with pytest.raises(devices.DeviceError, match="'nope' is neither a device of configs/devices.yaml nor a preset"):
+        devices.model("nope")
+
+
+def test_a_config_is_validated_once_and_each_caller_gets_its_own_copy(configs):
+    from ssdartifact import config
+    first = config.load("devices.yaml")
+    first["devices"].clear()
+    assert config.load("devices.yaml")["devices"], "a caller's change must not reach the next caller"
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"][0]["max_bytes"] = -1
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(config.ConfigError, match="max_bytes"):
+        config.load("devices.yaml")  # a changed file is read and validated again

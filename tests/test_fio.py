@@ -81,7 +81,8 @@ def test_interference_reads_beside_throttled_writers_on_separate_files(tmp_path)
 
 def test_real_interference_run_reports_foreground_reads(tmp_path):
     rows = sweep.interference(point(threads=1), point(op="write", threads=2), 4e6, [0, 0.5],
-                              fio.Target(directory=tmp_path), tmp_path / "raw", "scratch", progress=open("/dev/null", "w"))
+                              fio.Target(directory=tmp_path), tmp_path / "raw", "scratch",
+                              progress=open("/dev/null", "w"))
     assert [r["background_fraction"] for r in rows] == [0, 0.5]
     assert rows[0]["background_bytes_s"] == 0 and rows[1]["background_bytes_s"] > 0
     assert rows[1]["background_target_bytes_s"] == 2e6

@@ -273,5 +273,6 @@ def test_a_classroom_check_passes_only_a_test_with_full_marks(tmp_path):
         {"name": "a", "score": 10, "max_score": 10, "output": "all right"},
         {"name": "b", "score": 5, "max_score": 10, "output": "half"}]}))
     for index, status in ((0, 0), (1, 1)):
-        done = subprocess.run(classroom.CHECK.format(index=index), shell=True, cwd=tmp_path, capture_output=True, text=True)
+        done = subprocess.run(classroom.CHECK.format(index=index), shell=True, cwd=tmp_path,
+                              capture_output=True, text=True)
         assert done.returncode == status, done.stderr

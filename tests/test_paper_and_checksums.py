@@ -38,7 +38,8 @@ def test_claims_are_matched_to_their_item():
 
 def test_output_paths_follow_the_script_name():
     assert paper.output_of({"reproduced": {"script": "figures/scripts/fig_2_1b.R"}}) == "figures/generated/fig_2_1b.pdf"
-    assert paper.output_of({"reproduced": {"script": "figures/scripts/table_1_1.py"}}) == "paper/generated/table_1_1.tex"
+    assert (paper.output_of({"reproduced": {"script": "figures/scripts/table_1_1.py"}})
+            == "paper/generated/table_1_1.tex")
 
 
 def test_tidy_csv_is_deterministic_and_documented(tmp_path):

@@ -1,5 +1,5 @@
-"""The PIO model against the thesis's worked numbers (T636, T645) and the
-reference values of spec/pio.md Section 7.3 and Section 6."""
+"""The PIO model against the thesis's worked numbers (T636, T645), Eq. 2.1 (T470-474), and values
+computed from the thesis's closed forms (T636, T645, T656)."""
 
 import math
 
@@ -49,7 +49,8 @@ def test_thesis_rounded_numbers():
 
 
 def test_pcie_ssd_example():
-    # PCIe SSD of Table 2.2 (alpha 2.8, k_r 80, k_w 8), f_r = 0.5 (spec/pio.md 7.3).
+    # PCIe SSD of Table 2.2 (T556-564: alpha 2.8, k_r 80, k_w 8), f_r = 0.5; the thesis prints no
+    # speedup for it: values computed from T636, T645 and T656.
     assert model.speedup_batchable_writes(0.5, 2.8, 8) == pytest.approx(2.8148, abs=5e-5)
     assert model.speedup_batchable_reads(0.5, 2.8, 80) == pytest.approx(1.3511, abs=5e-5)
     assert model.speedup_batchable_both(0.5, 2.8, 80, 8) == pytest.approx(10.4828, abs=5e-5)
@@ -89,7 +90,7 @@ def test_only_reads_or_only_writes():
 
 
 def test_expected_empty_channels():
-    # Eq. 2.1 with exact values from spec/pio.md Section 6.
+    # Eq. 2.1 (T470) exactly, E_m = n ((n - 1) / n)^m; T474 rounds m = n to 37 % and m = 3n to 0.05.
     assert model.expected_empty_channels(8, 0) == 8
     assert model.expected_empty_channels(8, 8) / 8 == pytest.approx(0.3436, abs=5e-5)
     assert model.expected_empty_channels(8, 24) / 8 == pytest.approx(0.0406, abs=5e-5)

@@ -1,4 +1,4 @@
-"""ReStore's rules (workflow/rules/restore.smk, ssdartifact.restore_steps): its configs are
+"""ReStore's rules (workflow/rules/restore.smk, steps.restore, restore.plan, restore.results): its configs are
 validated with clear messages, the planner gives each profile its CSVs, the parameters of a
 figure come from the right place, and the derived columns the figures and claims read are right."""
 
@@ -7,8 +7,10 @@ import csv
 import pytest
 import yaml
 
-from ssdartifact import config, restore_steps
-from ssdartifact.steps import StepFailed
+from restore import plan, results
+from ssdartifact import config
+from steps import restore as restore_steps
+from steps.runtime import StepFailed
 
 
 def _edit(path, change):
@@ -26,8 +28,12 @@ def _error(profile="quick"):
 @pytest.mark.parametrize(("relative", "change", "expected"), [
     ("experiments/restore.yaml", lambda d: d.update(server_model="pooled"),
      "configs/experiments/restore.yaml: key server_model: 'pooled' is not allowed; allowed values: 'shared', 'split'"),
-    ("experiments/restore.yaml", lambda d: d["tiers"].update(alpha=[1.5, 0.5, 4]),
-     "configs/experiments/restore.yaml: key tiers.alpha[1]: 0.5 is out of range; it must be >= 1"),
+    ("experiments/restore.yaml", lambda d: d.update(tiers=["restore-tier-1", "tier-x", "restore-tier-3"]),
+     "configs/experiments/restore.yaml: key tiers[1]: 'tier-x' is neither a preset of configs/emussd_presets.yaml"),
+    ("emussd_presets.yaml", lambda d: d["presets"]["restore-tier-2"].update(alpha=0.5),
+     "configs/experiments/restore.yaml: key tiers[1]: 'restore-tier-2' has alpha 0.5; ReStore's tiers need alpha >= 1"),
+    ("experiments/ace.yaml", lambda d: d["simulator"]["fig_4_14a"].update(device="local-disk"),
+     "configs/experiments/ace.yaml: key simulator.fig_4_14a.device: 'local-disk' is neither a preset"),
     ("experiments/restore.yaml", lambda d: d["figures"]["fig_6_8"].update(workloads=["5hf90", "hot"]),
      "configs/experiments/restore.yaml: key figures.fig_6_8.workloads[1]: 'hot' does not match the required form"),
     ("experiments/restore.yaml", lambda d: d.update(policies=["tlfu", "arc"]),
@@ -47,27 +53,27 @@ def test_bad_values_name_file_key_and_allowed(configs, relative, change, expecte
 
 
 def test_shipped_profiles_plan_their_csvs():
-    quick = restore_steps.plan(config.load_profile("quick")["restore"])
+    quick = plan.outputs(config.load_profile("quick")["restore"])
     assert "results/restore/fig_6_8.csv" in quick["deterministic"]
     assert quick["measured"] == ["results/restore/table_6_6.csv", "results/restore/crosscheck.csv",
                                  "results/restore/crosscheck_pairs.csv"]
-    ci = restore_steps.plan(config.load_profile("ci")["restore"])
+    ci = plan.outputs(config.load_profile("ci")["restore"])
     assert ci["measured"] == []  # the ci profile measures nothing: all its outputs are checksummed
     assert len(ci["deterministic"]) == 9
-    assert restore_steps.plan(None) == {"deterministic": [], "measured": []}
+    assert plan.outputs(None) == {"deterministic": [], "measured": []}
 
 
 def test_figure_params_precedence():
     experiment = config.load("experiments/restore.yaml")
     profile = {"pages": 1000, "requests": 5000, "seeds": [2],
                "figures": {"fig_6_8": {"tier_grid": {"t1_pct": [3], "t2_pct": [8]}}, "crosscheck": {}}}
-    p = restore_steps.figure_params(experiment, profile, "fig_6_8")
+    p = plan.figure_params(experiment, profile, "fig_6_8")
     assert p["tier_grid"] == {"t1_pct": [3], "t2_pct": [8]}  # the profile's block wins
     assert p["workloads"] == ["5hf90", "10hf90", "10hf80"]  # the experiment's block
     assert (p["pages"], p["requests"], p["seeds"]) == (1000, 5000, [2])  # the profile's size
     assert p["options"]["cpu_timing"] is False  # virtual time only: deterministic
     assert "cpu_timing" not in experiment["options"]  # the loaded config is not changed
-    cross = restore_steps.figure_params(experiment, profile, "crosscheck")
+    cross = plan.figure_params(experiment, profile, "crosscheck")
     assert cross["pages"] == experiment["figures"]["crosscheck"]["pages"]  # its own size wins
     assert "cpu_timing" not in cross["options"]
 
@@ -79,7 +85,7 @@ def _row(policy, data, up, group="g"):
 
 def test_group_columns_rank_and_compare_with_restore_and_static():
     rows = [_row("static", 100.0, 0), _row("tlfu", 150.0, 40), _row("restore", 120.0, 10), _row("tlru", 150.0, 80)]
-    restore_steps.add_group_columns(rows, restore_steps.GROUPS["fig_6_8"])
+    results.add_group_columns(rows, results.GROUPS["fig_6_8"])
     by = {r["policy"]: r for r in rows}
     assert [by[p]["rank"] for p in ("static", "restore", "tlfu", "tlru")] == [1, 2, 3, 3]  # ties share a rank
     assert by["static"]["adaptive_rank"] is None and by["restore"]["adaptive_rank"] == 1
@@ -90,9 +96,10 @@ def test_group_columns_rank_and_compare_with_restore_and_static():
 
 def test_crosscheck_pairs_flag_disagreements_beyond_the_tolerance():
     rows = [{"engine": e, "seed": 1, "policy": p, "data_access_us": v}
-            for e, values in (("sim", {"tlfu": 100, "exd": 200, "temp": 101}), ("emu", {"tlfu": 110, "exd": 90, "temp": 100}))
+            for e, values in (("sim", {"tlfu": 100, "exd": 200, "temp": 101}),
+                              ("emu", {"tlfu": 110, "exd": 90, "temp": 100}))
             for p, v in values.items()]
-    pairs = {(r["policy_a"], r["policy_b"]): r for r in restore_steps.crosscheck_pairs(rows, 0.05)}
+    pairs = {(r["policy_a"], r["policy_b"]): r for r in results.crosscheck_pairs(rows, 0.05)}
     assert not pairs[("tlfu", "exd")]["agree"] and pairs[("tlfu", "exd")]["beyond_tolerance"]
     assert not pairs[("tlfu", "temp")]["agree"] and not pairs[("tlfu", "temp")]["beyond_tolerance"]  # a near-tie
     assert pairs[("tlfu", "temp")]["rule_based"]
@@ -100,15 +107,17 @@ def test_crosscheck_pairs_flag_disagreements_beyond_the_tolerance():
 
 def test_a_missing_trace_names_the_config_key(tmp_path):
     with pytest.raises(StepFailed, match=r"key traces.tpcc.path: .*missing.trace does not exist"):
-        restore_steps.convert_restore_trace("tpcc", str(tmp_path / "missing.trace"), "postgres",
-                                            str(tmp_path / "out.csv"), str(tmp_path / "log"))
+        restore_steps.convert_restore_trace(name="tpcc", source=str(tmp_path / "missing.trace"),
+                                            trace_format="postgres", csv_out=str(tmp_path / "out.csv"),
+                                            log=str(tmp_path / "log"))
 
 
 def test_a_postgres_buffer_trace_becomes_a_page_trace(tmp_path):
     source = tmp_path / "buffer.trace"
     source.write_text("1,1663,5,16384,0,7,R\n1,1663,5,16384,0,7,W\n2,1663,5,16384,0,9,R\n")
     out = tmp_path / "traces" / "tpcc.csv"
-    restore_steps.convert_restore_trace("tpcc", str(source), "postgres", str(out), str(tmp_path / "log"))
+    restore_steps.convert_restore_trace(name="tpcc", source=str(source), trace_format="postgres", csv_out=str(out),
+                                        log=str(tmp_path / "log"))
     assert out.read_text().splitlines() == ["page,op", "0,R", "0,W", "1,R"]
     assert (tmp_path / "traces" / "tpcc.csv.json").exists()
 
@@ -121,17 +130,17 @@ def test_a_small_figure_is_deterministic(tmp_path):
     experiment = config.load("experiments/restore.yaml")
     profile = {"pages": 500, "requests": 4000, "seeds": [1],
                "figures": {"fig_6_8": {"workloads": ["5hf90"], "tier_grid": {"t1_pct": [3], "t2_pct": [8]}}}}
-    params = {"fig_6_8": restore_steps.figure_params(experiment, profile, "fig_6_8")}
+    params = {"fig_6_8": plan.figure_params(experiment, profile, "fig_6_8")}
     outputs = []
     for name in ("a", "b"):
         csv_out = tmp_path / name / "fig_6_8.csv"
         csv_out.parent.mkdir()
-        restore_steps.simulate_restore_figures(["fig_6_8"], str(binary), params, [str(csv_out)],
-                                               str(tmp_path / name / "log"), 2)
+        restore_steps.simulate_restore_figures(figures=["fig_6_8"], binary=str(binary), params=params,
+                                               csvs=[str(csv_out)], log=str(tmp_path / name / "log"), jobs=2)
         outputs.append(csv_out.read_bytes())
     assert outputs[0] == outputs[1]
     with open(tmp_path / "a" / "fig_6_8.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["policy"] for r in rows] == experiment["policies"]
     assert all(r["cpu_us"] == "NA" for r in rows)
-    assert list(rows[0]) == restore_steps.csv_columns("fig_6_8")
+    assert list(rows[0]) == results.csv_columns("fig_6_8")

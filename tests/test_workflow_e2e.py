@@ -45,7 +45,8 @@ def claim_outcomes(clone) -> dict[str, str]:
 def assert_only_known_failures(clone, profile):
     """Every failing claim is one configs/claims.yaml says may fail in this profile (may_fail, with the
     reason the report prints); every other claim the profile runs must pass."""
-    may_fail = {c["id"] for c in config.load("claims.yaml")["claims"] if profile in c.get("may_fail", {}).get("profiles", [])}
+    may_fail = {c["id"] for c in config.load("claims.yaml")["claims"]
+                if profile in c.get("may_fail", {}).get("profiles", [])}
     with open(clone / "results/claims/claims.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     failed = {r["id"] for r in rows if r["status"] == "fail"}
@@ -150,18 +151,16 @@ def test_a_bad_config_stops_before_anything_runs(clone):
 
 
 def keep_for_review(clone, name):
-    """The run's document, claims report and each job's time outlive the copy, whatever the
-    checks below say (CI uploads results/e2e/: a failed run's report is what a reader wants)."""
+    """The run's document, claims report, each job's time and the run's record outlive the copy,
+    whatever the checks below say (CI uploads results/e2e/: a failed run's report is what a reader
+    wants, and `make guide` can take the guide's numbers from it: steps guide update --results)."""
     keep = REPO_ROOT / "results/e2e" / name
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
-    for item, target in (("paper/build/artifact.pdf", "artifact.pdf"), ("results/claims", "claims"),
-                         ("results/benchmarks", "benchmarks")):
-        source = clone / item
-        if source.is_dir():
-            shutil.copytree(source, keep / target)
-        elif source.exists():
-            shutil.copy2(source, keep / target)
+    if (clone / "paper/build/artifact.pdf").exists():
+        shutil.copy2(clone / "paper/build/artifact.pdf", keep / "artifact.pdf")
+    if (clone / "results").is_dir():  # all but the raw measurements and the logs: about 3 MB
+        shutil.copytree(clone / "results", keep / "results", ignore=shutil.ignore_patterns("raw", "logs"))
 
 
 @pytest.mark.wall_clock
@@ -180,6 +179,14 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
         "pio-alpha-at-least-1-on-flash", "pio-alpha-in-steady-state-on-flash",
         "restore-6.12-normalized-latency-at-10m-pages"]
     assert_only_known_failures(clone, "quick")
+    # every number the guide gives about the quick profile is computed from this run
+    guide = subprocess.run([".venv/bin/python", "-m", "steps", "guide", "update", "--profile", "quick"], cwd=clone,
+                           capture_output=True, text=True)
+    assert guide.returncode == 0, guide.stderr
+    guide = subprocess.run([".venv/bin/python", "-m", "steps", "guide", "check", "--results", ".", "--only", "quick"],
+                           cwd=clone,
+                           capture_output=True, text=True)
+    assert guide.returncode == 0, guide.stderr
     for figure in ("fig_4_2", "fig_4_8", "fig_4_9", "fig_4_10", "fig_4_11", "fig_4_12", "fig_4_13", "fig_4_14",
                    "fig_4_15", "fig_4_16", "fig_5_5", "fig_5_6", "fig_5_8", "fig_5_9", "fig_5_10", "fig_5_12",
                    "fig_5_13", "fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_9", "fig_6_10", "fig_6_11",

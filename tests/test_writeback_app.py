@@ -111,6 +111,7 @@ def test_prepare_sizes_the_file_both_ways(io_dir):
     {"alpha": 0.5},
     {"k_w": 0},
     {"read_fraction": 1.5},
+    {"repeats": 0},
 ])
 def test_sweep_rejects_bad_arguments_before_any_io(io_dir, overrides):
     arguments = dict(batches=[1, 2], read_fraction=0.5, pages=16, page_size=PAGE, duration_s=0.05,
@@ -237,6 +238,23 @@ def test_sweep_rows(io_dir):
     assert rows[1]["model_speedup"] == model.speedup_batchable_writes(0.5, 2.8, 4)
     assert rows[2]["model_speedup"] == model.speedup_batchable_writes(0.5, 2.8, 8)  # capped at k_w
     assert rows[2]["model_speedup"] > rows[1]["model_speedup"] > 1.0
+
+
+def test_a_stalled_round_does_not_move_the_repeated_sweep(io_dir, monkeypatch):
+    """Rounds (1, 4): the second round's batch 1 ran through a stall of the machine (half its
+    throughput). A single round would report its speedup of 5; three report the median round's."""
+    throughput = iter([100.0, 250.0, 50.0, 250.0, 100.0, 255.0])
+
+    def scripted(data_file, *, write_batch, **_):
+        ops_per_s = next(throughput)
+        return {"operations": int(ops_per_s), "seconds": 1.0, "ops_per_s": ops_per_s}
+
+    monkeypatch.setattr(app, "run", scripted)
+    rows = app.sweep(io_dir, batches=[1, 4], read_fraction=0.5, pages=16, page_size=PAGE, duration_s=1.0,
+                     seed=0, alpha=2.0, k_w=8, sparse=True, repeats=3)
+    assert [row["ops_per_s"] for row in rows] == [100.0, 250.0]
+    assert [row["speedup"] for row in rows] == [1.0, 2.55]
+    assert [row["operations"] for row in rows] == [250, 755] and rows[0]["seconds"] == 3.0
 
 
 def test_cli_prints_csv(io_dir, capsys):

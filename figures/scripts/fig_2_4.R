@@ -4,7 +4,7 @@
 # vs the number of threads (fio thread search, QD 1), with a dotted vertical line at the estimated
 # k_r / k_w of each series. (A) also prints those k values ("k >= n" where the search found no
 # plateau, so k is only a lower bound).
-# Inputs: results/pio/sweeps.csv results/pio/alpha_k.csv
+# Reads results/pio/sweeps.csv results/pio/alpha_k.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

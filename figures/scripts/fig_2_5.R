@@ -5,7 +5,7 @@
 # sequential 4 KiB and random 8 KiB, reads (solid) and writes (dashed). Each panel prints the
 # alpha (max read / max write bandwidth) and k_r, k_w of every (pattern, block size) from
 # alpha_k.csv ("k >= n" where the search found no plateau, so k is only a lower bound).
-# Inputs: results/pio/sweeps.csv results/pio/alpha_k.csv
+# Reads results/pio/sweeps.csv results/pio/alpha_k.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

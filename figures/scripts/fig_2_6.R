@@ -5,7 +5,7 @@
 # through the origin fitted to the points up to the estimated k of each op (threads <= k_r for
 # reads, <= k_w for writes; filled points are fitted, hollow ones are not). Each panel prints
 # both slopes and their ratio (read slope / write slope), the asymmetry before saturation.
-# Inputs: results/pio/sweeps.csv results/pio/alpha_k.csv
+# Reads results/pio/sweeps.csv results/pio/alpha_k.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)
@@ -71,7 +71,8 @@ p <- ggplot(d, aes(threads, kiops, colour = op)) +
   expand_limits(x = 0, y = 0) +
   scale_colour_manual(name = NULL, values = op_colours) +
   scale_shape_manual(name = NULL, values = c(16, 1), drop = FALSE,
-                     labels = c(expression("fitted (threads" <= k * ")"), expression("not fitted (threads" > k * ")"))) +
+                     labels = c(expression("fitted (threads" <= k * ")"),
+                                expression("not fitted (threads" > k * ")"))) +
   labs(x = "#threads issuing concurrent I/Os (QD 1 each)", y = "4 KiB random kIOPS",
        caption = "Dashed: least-squares line through the origin; slope ratio = read slope / write slope") +
   theme_thesis()

@@ -5,7 +5,7 @@
 # its file-system twin (configs/devices.yaml, file_system_twin): (A) bandwidth of random 4 KiB and
 # 8 KiB reads and writes on the raw device vs the number of threads, and (B) mean latency vs
 # bandwidth of 4 KiB random reads and writes along the thread search, with and without the file system.
-# Inputs: results/pio/raw_vs_fs.csv
+# Reads results/pio/raw_vs_fs.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

@@ -5,7 +5,7 @@
 # k_w (dashed) vs I/O size; a triangle marks a k that is only a lower bound (no plateau found).
 # The thesis's printed alpha values for the SATA and PCIe SSD (with FS) at 1, 4 and 8 KiB (T547,
 # T499, T508; from headline_numbers.csv) are overlaid in (A) as hollow grey markers "thesis: ...".
-# Inputs: results/pio/alpha_k.csv results/reference/headline_numbers.csv
+# Reads results/pio/alpha_k.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -4,7 +4,7 @@
 # per measured device (in the order of the CSV; one panel per read fraction too if the CSV has
 # several): the measured speedup vs write_batch (points and line), the PIO model's prediction from
 # the device's measured alpha_cost and k_w (dashed), and a dashed vertical line at k_w.
-# Inputs: results/pio/writeback.csv
+# Reads results/pio/writeback.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)
@@ -48,7 +48,8 @@ p <- ggplot(long, aes(write_batch, speedup, colour = series, linetype = series))
   scale_colour_manual(name = NULL, values = c(measured = "#4575b4", "PIO model" = "#d73027")) +
   scale_linetype_manual(name = NULL, values = c(measured = "solid", "PIO model" = "dashed")) +
   labs(x = "#concurrent write-backs per eviction (write_batch)", y = "Speedup (x)",
-       subtitle = parse(text = paste0(if (length(fractions) == 1) sprintf('"read fraction"~f[r] == %s*";  "~~', format(fractions)),
+       subtitle = parse(text = paste0(if (length(fractions) == 1)
+                                        sprintf('"read fraction"~f[r] == %s*";  "~~', format(fractions)),
                                       '"grey dashed line:"~~k[w]'))) +
   theme_thesis()
 rows <- ceiling(n_panels / 3)

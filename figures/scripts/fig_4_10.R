@@ -2,7 +2,7 @@
 # (with prefetching) over each of the four policies, per workload; one panel per device (the thesis:
 # A = SATA SSD, alpha 1.5; B = Virtual SSD, alpha 2.0). The grey band is the thesis's range of
 # speedups on the device that the emulated device's preset models (none for other devices).
-# Inputs: results/ace/fig_4_10.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_10.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

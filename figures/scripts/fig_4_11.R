@@ -1,9 +1,9 @@
 # Thesis Figure 4.11 (T1035): "Higher writes lead to greater benefits." The read share swept from
 # 0 % (write-only) to 100 % (read-only), locality 90/10. (A) runtime of each policy, baseline
 # (dashed) and ACE (solid); (B) speedup of ACE over its baseline. What distinguishes the thesis's
-# panels A and B is not stated (spec ace.md §12.13); this is our reading. Black diamonds: the
+# panels A and B is not stated (T1035-1044); this is our reading. Black diamonds: the
 # thesis's speedups of ACE over Clock Sweep (1.57x write-only, 1.34x at 50/50). One row per device.
-# Inputs: results/ace/fig_4_11.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_11.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -2,7 +2,7 @@
 # the pool swept as a share of the database: (A) runtime of each policy, baseline (dashed) and ACE
 # (solid); (B) speedup of ACE over its baseline. Black diamonds: the thesis's ACE-CFLRU speedups
 # (1.29x at 2 %, 1.25x at 10 %). One row per device.
-# Inputs: results/ace/fig_4_12.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_12.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -2,7 +2,7 @@
 # saturated." MS; speedup of ACE's Writer (no prefetching) over each policy's baseline as n_w, the
 # pages written at once, grows; the dashed line is the device's k_w. Grey band: the thesis's
 # 1.2-1.3x at n_w = 4 and 6 (its PCIe SSD has k_w = 8). One panel per device.
-# Inputs: results/ace/fig_4_13.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_13.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -5,7 +5,7 @@
 # (B) PostgreSQL: the speedup of ACE-LRU-WSR over LRU-WSR as the read share grows, one line per
 # device (n_w = the device's k_w, pool 6 %). Black diamonds: the thesis's write-only speedups on
 # the device each emulated preset models (1.33x Optane to 1.63x PCIe).
-# Inputs: results/ace/sim/fig_4_14a.csv results/ace/fig_4_14b.csv results/reference/headline_numbers.csv
+# Reads results/ace/sim/fig_4_14a.csv results/ace/fig_4_14b.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(3)

@@ -3,7 +3,7 @@
 # policy for TPC-C's standard mix and for each transaction run alone. Black diamonds: the thesis's
 # speedups for the mix (1.29x, 1.27x, 1.30x, 1.32x) and for Delivery (1.51x, policy not stated:
 # drawn at the group's centre). One panel per device.
-# Inputs: results/ace/fig_4_15.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_15.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

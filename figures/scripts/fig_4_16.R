@@ -2,7 +2,7 @@
 # (and so the database) grow, the pool always 6 % of the database: (A) tpmC (NewOrder transactions
 # per minute) of the baseline (dashed) and of ACE (solid); (B) ACE's speedup. The thesis ran 125 to
 # 1000 warehouses (15-84 GB) and reports 1.33x at 125 and 1.24x at 1000 (subtitle). One row per device.
-# Inputs: results/ace/fig_4_16.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_16.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

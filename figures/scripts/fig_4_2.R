@@ -3,7 +3,7 @@
 # thesis's four devices (the alpha and k of their emussd presets, Table 4.1): the bufferpool
 # simulator in virtual time, where only the device's time counts. The thesis does not give the
 # figure's axes; it reports "up to 2.5x" for the highest asymmetry (dotted line).
-# Inputs: results/ace/sim/fig_4_2.csv results/reference/headline_numbers.csv
+# Reads results/ace/sim/fig_4_2.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

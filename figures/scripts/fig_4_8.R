@@ -3,7 +3,7 @@
 # without prefetching, ACE (with prefetching); panels A-D = workloads MS, WIS, RIS, MU; one row of
 # panels per device. Above each ACE bar its runtime reduction; a black diamond marks the runtime the
 # thesis's reduction for that policy would give (MS and WIS, where the thesis gives one per policy).
-# Inputs: results/ace/fig_4_8.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_8.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

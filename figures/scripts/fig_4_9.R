@@ -4,7 +4,7 @@
 # workloads, with ACE's speedup; from Figure 4.8's runs (the thesis ran them 30 minutes). Above each
 # ACE bar the change against the baseline (Table 4.3's: end-of-run owed writes included); the
 # dashed line is the thesis's largest speedup. PW is not measured on a device without counters.
-# Inputs: results/ace/fig_4_8.csv results/reference/headline_numbers.csv
+# Reads results/ace/fig_4_8.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

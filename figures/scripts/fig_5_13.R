@@ -3,14 +3,15 @@
 # exploiting its optimal concurrency." Runtime against the number of concurrent I/Os, one line per
 # device: (A) random walks on the social graph (as LJ), (B) pseudo-DFS on it (as FS). Each line is
 # labelled with its speedup over one I/O at a time; the thesis's PDFS speedups are in the subtitle.
-# Inputs: results/cave/fig_5_13.csv results/reference/headline_numbers.csv
+# Reads results/cave/fig_5_13.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)
 d <- read_tidy(io$inputs[[1]])
 reference <- read_tidy(io$inputs[[2]])
 d$panel_label <- ifelse(d$panel == "a", "(A) random walk", "(B) pseudo-DFS")
-best <- do.call(rbind, lapply(split(d, list(d$panel, d$device), drop = TRUE), function(s) s[which.max(s$speedup_vs_first), ]))
+best <- do.call(rbind, lapply(split(d, list(d$panel, d$device), drop = TRUE),
+                              function(s) s[which.max(s$speedup_vs_first), ]))
 best$label <- sprintf("%.1fx", best$speedup_vs_first)
 best$device_label <- cave_device_label(best$device, best$device_k_r)
 thesis <- sprintf("thesis PDFS speedups: Optane %.1fx, PCIe %.1fx, SATA %.1fx",

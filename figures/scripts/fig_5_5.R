@@ -2,7 +2,7 @@
 # I/Os." Parallel BFS (blocked) on the social graph (as FS): the share of the reader threads'
 # running time spent waiting for the cache pool's global lock, against the number of concurrent
 # I/Os. Black diamond: the thesis's 1.3 % at 64 concurrent I/Os.
-# Inputs: results/cave/fig_5_5.csv results/reference/headline_numbers.csv
+# Reads results/cave/fig_5_5.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

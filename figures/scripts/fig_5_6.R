@@ -1,13 +1,15 @@
-# Thesis Figure 5.6 (T1544-1555): "(A) - (F) Performance graph for BFS on our PCIe SSD. In general, CAVE outperforms the baselines GraphChi, GridGraph and Mosaic for all six datasets."
+# Thesis Figure 5.6 (T1544-1555): "(A) - (F) Performance graph for BFS on our PCIe SSD. In general, CAVE
+# outperforms the baselines GraphChi, GridGraph and Mosaic for all six datasets."
 # BFS runtime against the cache size (a share of the graph's file), one panel per generated
 # graph: CAVE non-blocked and blocked, and the in-memory reference (scipy, the whole graph in
-# memory). GraphChi, GridGraph and Mosaic are not run by this artifact (ARTIFACT.md).
-# Inputs: results/cave/fig_5_6.csv
+# memory). GraphChi, GridGraph and Mosaic are not run by this artifact (docs/chapter-5-cave.md).
+# Reads results/cave/fig_5_6.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)
 d <- read_tidy(io$inputs[[1]])
 p <- plot_cave_cache(d) +
-  labs(subtitle = sprintf("BFS on %s with %d concurrent I/Os", paste(unique(d$device[d$system != "in-memory reference (scipy)"]), collapse = ", "),
+  labs(subtitle = sprintf("BFS on %s with %d concurrent I/Os",
+                          paste(unique(d$device[d$system != "in-memory reference (scipy)"]), collapse = ", "),
                           as.integer(max(d$io_threads, na.rm = TRUE))))
 save_figure(p, io$output, width = 6.5, height = 3, title = "Figure 5.6")

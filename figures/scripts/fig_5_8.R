@@ -2,7 +2,7 @@
 # increases until the device gets saturated." Runtime of blocked parallel BFS on the social graph
 # (as FS) against the number of concurrent I/Os, one line per device; a device's dotted line is its
 # k_r. Grey band: the thesis's SATA SSD saturates at 16-32 concurrent I/Os (its k_r is 25).
-# Inputs: results/cave/fig_5_8.csv results/reference/headline_numbers.csv
+# Reads results/cave/fig_5_8.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -6,14 +6,15 @@
 # thesis's "generally below 5 %" CPU and "around 100 %" bandwidth; dotted: fio's CPU utilization
 # for the same reads at the same concurrency on the same device (what the reads alone cost). Panel A
 # compares CAVE with GraphChi, GridGraph and Mosaic, which this artifact does not run.
-# Inputs: results/cave/fig_5_9b.csv results/reference/headline_numbers.csv
+# Reads results/cave/fig_5_9b.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)
 d <- read_tidy(io$inputs[[1]])
 reference <- read_tidy(io$inputs[[2]])
 long <- rbind(data.frame(d[, c("device", "t_s")], metric = "CPU utilization", value = d$cpu_pct),
-              data.frame(d[, c("device", "t_s")], metric = "device bandwidth utilization", value = d$bandwidth_util_pct))
+              data.frame(d[, c("device", "t_s")], metric = "device bandwidth utilization",
+                         value = d$bandwidth_util_pct))
 thesis <- data.frame(metric = c("CPU utilization", "device bandwidth utilization"),
                      value = c(reference_value(reference, "cave_cpu_utilization_max"),
                                reference_value(reference, "cave_disk_bw_utilization")))
@@ -23,7 +24,8 @@ p <- ggplot(long, aes(t_s, value, colour = metric)) +
   geom_hline(data = reads_alone, aes(yintercept = fio_cpu_pct), colour = "#d95f02", linetype = "dotted") +
   geom_line() + geom_point(size = 0.6) +
   facet_wrap(~device) +
-  scale_colour_manual(name = NULL, values = c("CPU utilization" = "#d95f02", "device bandwidth utilization" = "#1b9e77")) +
+  scale_colour_manual(name = NULL,
+                      values = c("CPU utilization" = "#d95f02", "device bandwidth utilization" = "#1b9e77")) +
   labs(x = "Time since BFS started (s)", y = "Utilization (%)",
        subtitle = sprintf("(B) BFS with %d concurrent I/Os; dashed: thesis; dotted: fio's CPU",
                          as.integer(d$io_threads[1]))) +

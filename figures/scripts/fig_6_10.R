@@ -6,7 +6,7 @@
 # LRFU's bar would be with the thesis's speedup of ReStore over LRFU (2.81, 1.03, 3.51, 4.28x,
 # T2022). Below: each baseline's largest runtime / ReStore's over the grid, ours and the thesis's
 # (T2027).
-# Inputs: results/restore/fig_6_10.csv results/reference/headline_numbers.csv
+# Reads results/restore/fig_6_10.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -3,7 +3,7 @@
 # delivers stable performance." The simulator's data access time (virtual time, deterministic;
 # mean over seeds) for read shares r1w .. r99w; top: the tiers' asymmetry (alpha 1.5 / 2 / 4),
 # bottom: alpha = 1 on every tier, the same read latencies.
-# Inputs: results/restore/fig_6_11.csv
+# Reads results/restore/fig_6_11.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

@@ -1,10 +1,10 @@
-# Thesis Figure 6.12 (T2035): "Normalized latency relative to Static of each policy as #pages and
-# #operations increases for 5hf90 workload with 3% Tier 1 and 8% Tier 2 capacity. ReStore scales
-# effectively with the data size." Each policy's data access time (virtual time, deterministic) over
+# Thesis Figure 6.12 (T2035): "Normalized latency relative to Static of each policy as #pages and #operations
+# increases for 5hf90 workload with 3% Tier 1 and 8% Tier 2 capacity. ReStore scales effectively with the
+# data size." Each policy's data access time (virtual time, deterministic) over
 # Static's in the same scale group, mean over seeds. Black diamonds: ReStore's 1.03 (10K pages, 1M
 # operations) and 1.12 (10M pages, 100M operations) of the thesis (T2039), on the groups of that
 # size when the profile runs them.
-# Inputs: results/restore/fig_6_12.csv results/reference/headline_numbers.csv
+# Reads results/restore/fig_6_12.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

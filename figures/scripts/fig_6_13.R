@@ -5,7 +5,7 @@
 # T2046: 10M / 20M / 70M of 62M pages) and the traces configured in configs/experiments/restore.yaml.
 # Black diamonds (YCSB): where each baseline's bar would be with the thesis's factors of ReStore
 # over it (2.3, 2, 2.2, 2.1 and 1.5x, T2046).
-# Inputs: results/restore/fig_6_13.csv results/reference/headline_numbers.csv
+# Reads results/restore/fig_6_13.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -3,7 +3,7 @@
 # mu_Large(x) = 1 / (1 + a exp(-b x)) with b = 10 / range(x) and a = exp(b x-bar) (T1847), and
 # mu_Small = 1 - mu_Large, for two (x-bar, range) pairs; the thesis does not give its pairs'
 # values, so ours are configs/experiments/restore.yaml's (fig_6_4.pairs).
-# Inputs: results/restore/fig_6_4.csv
+# Reads results/restore/fig_6_4.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

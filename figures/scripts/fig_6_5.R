@@ -3,7 +3,7 @@
 # the page's requests in the recent window; after 5 timesteps without a request it drops by 0.05,
 # down to 0 (T1906-1908). Ticks at the bottom mark the timesteps with a request. The request times
 # are drawn by restore-sim --temperature-demo with the profile's seed.
-# Inputs: results/restore/fig_6_5.csv
+# Reads results/restore/fig_6_5.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

@@ -3,7 +3,7 @@
 # the thesis gives no axes). YCSB is always there (YCSB's scrambled zipfian, theta 0.99, generated at
 # the profile's size); the thesis's TPC-C, TPC-E and Thesios traces appear when configured
 # (configs/experiments/restore.yaml, key traces).
-# Inputs: results/restore/fig_6_7.csv
+# Reads results/restore/fig_6_7.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

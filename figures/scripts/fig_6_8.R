@@ -6,7 +6,7 @@
 # I/O finished, deterministic). Black diamonds (10hf90, Tier 1 1 % / Tier 2 4 %): where each
 # baseline's bar would be if ReStore's runtime reduction against it were the thesis's (5, 40, 23, 7
 # and 13 %, T2011).
-# Inputs: results/restore/fig_6_8.csv results/restore/table_6_6.csv results/reference/headline_numbers.csv
+# Reads results/restore/fig_6_8.csv results/restore/table_6_6.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(3)

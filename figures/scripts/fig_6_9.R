@@ -4,7 +4,7 @@
 # to Tier 1 (light, bottom) and from Tier 3 to Tier 2 (dark, top). Below the plot: for each baseline,
 # the most migrations it makes relative to ReStore in one configuration (ours), beside the thesis's
 # "up to" factors (T2015).
-# Inputs: results/restore/fig_6_8.csv results/reference/headline_numbers.csv
+# Reads results/restore/fig_6_8.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(2)

@@ -1,9 +1,11 @@
 # Supplementary figure (not in the thesis): the read/write interference experiment of Yang's NVM
-# study (spec yang-nvm.md, E3): foreground 4 KiB random reads (one job, QD 1) while a background
-# job writes at a controlled rate. This script draws, per measured device (in the order of the
-# CSV), the foreground read latency (mean and p99, microseconds) vs the measured background write
-# bandwidth (MB/s); the point at 0 MB/s is the read latency without background load.
-# Inputs: results/pio/interference.csv
+# study (J. Yang, "High Performance Storage System Design Using Emerging Storage Technologies",
+# PhD thesis, University of Minnesota, 2021, §2.5.3 and Figure 2.5): foreground 4 KiB random reads
+# (one job, QD 1) while a background job writes at a controlled rate. This script draws, per measured
+# device (in the order of the CSV), the foreground read latency (mean and p99, microseconds) vs the
+# measured background write bandwidth (MB/s); the point at 0 MB/s is the read latency without
+# background load.
+# Reads results/pio/interference.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)
@@ -31,4 +33,5 @@ p <- ggplot(long, aes(background, latency, colour = stat, shape = stat)) +
   labs(x = "Measured background write bandwidth (MB/s)", y = expression("Read latency (" * mu * "s)")) +
   theme_thesis()
 rows <- ceiling(n_dev / 3)
-save_figure(p, io$output, width = 6.5, height = min(4.5, 0.8 + 2.2 * rows), title = "Read latency under background writes")
+save_figure(p, io$output, width = 6.5, height = min(4.5, 0.8 + 2.2 * rows),
+            title = "Read latency under background writes")

@@ -1,8 +1,10 @@
-# Supplementary figure (not in the thesis): the queue-depth sweep of Yang's NVM study (spec
-# yang-nvm.md, E2), which varies the I/O depth of a single job where the thesis varies threads.
+# Supplementary figure (not in the thesis): the queue-depth sweep of Yang's NVM study (J. Yang,
+# "High Performance Storage System Design Using Emerging Storage Technologies", PhD thesis,
+# University of Minnesota, 2021, §2.5.2 and Figure 2.4), which varies the I/O depth of a single job
+# where the thesis varies threads.
 # This script draws, per measured device (in the order of the CSV), bandwidth vs iodepth (one fio
 # job, log2 axis) for reads and writes of every (pattern, block size) the sweep measured.
-# Inputs: results/pio/sweeps.csv
+# Reads results/pio/sweeps.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))
 io <- figure_args(1)

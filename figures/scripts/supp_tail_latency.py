@@ -1,6 +1,7 @@
-"""Supplementary table (not in the thesis): the tail-latency table of Yang's NVM study (spec
-yang-nvm.md, E1/E8): per measured device (in the order of the CSV), 4KB random reads and writes
-of one fio job at QD 1 (thread search, threads = 1): p50, p99, p99.9, p99.99 and mean completion
+"""Supplementary table (not in the thesis): the tail-latency table of Yang's NVM study (J. Yang,
+"High Performance Storage System Design Using Emerging Storage Technologies", PhD thesis, University of
+Minnesota, 2021, §2.5.1 and Table 2.1 of §2.5.7): per measured device (in the order of the CSV), 4KB
+random reads and writes of one fio job at QD 1 (thread search, threads = 1): p50, p99, p99.9, p99.99 and mean completion
 latency in microseconds, and the number of requests the percentiles come from (a p99.99 needs at
 least 10,000 of them to differ from the maximum).
 
@@ -11,7 +12,7 @@ import csv
 import sys
 
 from ssdartifact.files import atomic_write_text
-from ssdartifact.latex import MISSING, significant, tabular
+from ssdartifact.latex import significant, tabular
 
 MICRO = "\N{GREEK SMALL LETTER MU}s"
 COLUMNS = [(f"p50 ({MICRO})", "lat_p50_us"), (f"p99 ({MICRO})", "lat_p99_us"), (f"p99.9 ({MICRO})", "lat_p99_9_us"),

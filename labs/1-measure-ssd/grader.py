@@ -123,7 +123,8 @@ def _plot_file(work: Path) -> str:
         if path.is_file():
             head = path.read_bytes()[:4096]
             if path.stat().st_size < PLOT_MIN_BYTES or magic not in head:
-                return f"{name} is not a {name.rsplit('.', 1)[1].upper()} figure with data ({path.stat().st_size} bytes)"
+                return (f"{name} is not a {name.rsplit('.', 1)[1].upper()} figure with data "
+                        f"({path.stat().st_size} bytes)")
             return ""
     return "plot() wrote none of plot.png, plot.pdf, plot.svg in the folder it was given"
 
@@ -199,7 +200,7 @@ def _grade_prediction(test, estimates: dict, config: dict, call, io_dir: Path, m
     down), against the write-back application run on the device at that batch. From the student's
     k_w, so that nothing about the device leaks; below it, so that a k_w within its tolerance
     (10 % or one thread too high) still gives whole rounds on the device: a batch of k_w + 1
-    takes two rounds, half the speedup the model gives it (ARTIFACT.md, "Course labs")."""
+    takes two rounds, half the speedup the model gives it (docs/instructors.md)."""
     if "alpha" not in estimates or "k_w" not in estimates:
         test.failed("needs estimate()'s alpha and k_w")
         return
@@ -216,7 +217,8 @@ def _grade_prediction(test, estimates: dict, config: dict, call, io_dir: Path, m
         return
     rows = writeback_app.sweep(io_dir, batches=sorted({1, batch}), read_fraction=workload["read_fraction"],
                                pages=workload["pages"], page_size=PAGE_BYTES, duration_s=workload["duration_s"],
-                               seed=1, alpha=None, k_w=batch, sparse=True, prepare_in=mount.backing / "lab")
+                               seed=1, alpha=None, k_w=batch, sparse=True, prepare_in=mount.backing / "lab",
+                               repeats=workload["repeats"])
     measured = rows[-1]["speedup"]
     tolerance = config["tests"]["prediction"]["tolerance"]
     verdict = f"predicted {prediction:.2f}, measured {measured:.2f} with batches of {batch}"

@@ -162,7 +162,8 @@ def _grade_correctness(tests: dict, tsan_binary: Path, graphs: list[dict], refer
                 stopped = "an earlier run was stopped at the time limit"
             found = {kind.strip() for kind in TSAN_SUMMARY.findall(error)}
             if found & set(TSAN_CRASHES):
-                error = f"your code crashed ({', '.join(sorted(found & set(TSAN_CRASHES)))}, caught by ThreadSanitizer)\n{error}"
+                error = (f"your code crashed ({', '.join(sorted(found & set(TSAN_CRASHES)))}, "
+                         f"caught by ThreadSanitizer)\n{error}")
             race = sorted(found - set(TSAN_CRASHES))
             if race:
                 races += 1
@@ -187,7 +188,8 @@ def _grade_correctness(tests: dict, tsan_binary: Path, graphs: list[dict], refer
 
 def _race_summary(output: str) -> str:
     """ThreadSanitizer's summary lines and the lines of its reports in the student's file."""
-    lines = [line.strip() for line in output.splitlines() if "SUMMARY: ThreadSanitizer" in line or SUBMISSION_FILE in line]
+    lines = [line.strip() for line in output.splitlines()
+             if "SUMMARY: ThreadSanitizer" in line or SUBMISSION_FILE in line]
     return "\n".join(dict.fromkeys(lines[:8]))
 
 

@@ -30,7 +30,7 @@ def hidden(key: bytes, student: str, config: dict) -> dict:
     requests), N phases with a new hot set each, and the tiers' capacities. N is at least enough
     for the phases' hot sets together to fill the two fast tiers twice: with fewer, Static's
     placement (by the whole run's counts) holds every phase's hot set and no policy that migrates
-    can beat it (measured: ARTIFACT.md, "Course labs")."""
+    can beat it (measured: docs/instructors.md)."""
     from labkit import seeds  # noqa: PLC0415
 
     rng = seeds.student_rng(key, f"lab{config['lab']}", student)
@@ -141,7 +141,8 @@ def _grade_against(tests: dict, runner, secret: dict, baselines: list, rows: dic
     notes = {name: [] for name in shares}
     normalized = []
     for number, (workload, base) in enumerate(zip(secret["workloads"], baselines, strict=True), 1):
-        what = f"workload {number} ({workload['workload']}, {workload['pages']} pages, tiers {workload['capacity_pct']} %)"
+        what = (f"workload {number} ({workload['workload']}, {workload['pages']} pages, "
+                f"tiers {workload['capacity_pct']} %)")
         row, error = (rows[0], "") if number == 1 and 0 in rows else _run(runner, workload)
         if row is None:
             for name in shares:
@@ -161,5 +162,6 @@ def _grade_against(tests: dict, runner, secret: dict, baselines: list, rows: dic
             notes[name].append(("" if ok else "not met: ") + line)
     total = len(secret["workloads"])
     for name in shares:
-        tests[name].partly(shares[name] / total, f"{shares[name]} of {total} hidden workloads\n" + "\n".join(notes[name]))
+        tests[name].partly(shares[name] / total,
+                           f"{shares[name]} of {total} hidden workloads\n" + "\n".join(notes[name]))
     return normalized

@@ -65,7 +65,8 @@ def inline(text: str) -> str:
 
 def _code(lines: list[str]) -> str:
     # alltt keeps only \ { } special: a symbol's $...$ from escape() becomes \(...\)
-    body = "\n".join(re.sub(r"(?<!\\)\$(.+?)(?<!\\)\$", r"\\(\1\\)", escape(line).replace(r"/\allowbreak{}", "/").replace("-", "-{}"))
+    body = "\n".join(re.sub(r"(?<!\\)\$(.+?)(?<!\\)\$", r"\\(\1\\)",
+                            escape(line).replace(r"/\allowbreak{}", "/").replace("-", "-{}"))
                      for line in lines)
     return "\\begin{footnotesize}\\begin{alltt}\n" + body + "\n\\end{alltt}\\end{footnotesize}\n"
 
@@ -137,7 +138,8 @@ def to_latex(markdown: str, source: str = "README.md") -> str:
                     break
                 i += 1
             kind = "enumerate" if numbered else "itemize"
-            out.append(f"\\begin{{{kind}}}\\setlength{{\\itemsep}}{{0pt}}\n" + "".join(f"\\item {inline(item)}\n" for item in items)
+            out.append(f"\\begin{{{kind}}}\\setlength{{\\itemsep}}{{0pt}}\n"
+                       + "".join(f"\\item {inline(item)}\n" for item in items)
                        + f"\\end{{{kind}}}\n")
         elif line.lstrip().startswith(("<", "![")):
             raise HandoutError(f"{where}: images and HTML are not supported in a handout")

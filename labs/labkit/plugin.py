@@ -10,18 +10,25 @@ from pathlib import Path
 from . import sandbox
 
 COMPILER_OUTPUT_KEPT = 3000
+# The headers every system shares (systems/common: the random generators, ...), which the systems'
+# own headers include: on the include path and readable, like the system's.
+COMMON_INCLUDE = Path(__file__).resolve().parents[2] / "systems" / "common" / "include"
 
 
 def build(source: Path, include: Path, library: Path, work: Path, limits: sandbox.Limits, *,
-          link: tuple[str, ...] = (), flags: tuple[str, ...] = ("-O2",), name: str = "simulator") -> tuple[Path | None, str]:
+          link: tuple[str, ...] = (), flags: tuple[str, ...] = ("-O2",),
+          name: str = "simulator") -> tuple[Path | None, str]:
     """`source` compiled with the system's `include`/main.cc and `library` (the system without its
     built-in policies, so that a submission cannot delegate to one) into work/`name`, reading only
-    the system's headers: (the binary or None, the compiler's first messages)."""
+    the system's headers and the common ones (COMMON_INCLUDE): (the binary or None, the compiler's
+    first messages)."""
     binary = work / name
-    command = ["g++", "-std=c++20", *flags, "-Wall", "-Wextra", f"-I{include}", str(source), str(include / "main.cc"),
-               str(library), *link, "-o", str(binary)]
-    readable = (*sorted(include.glob("*.h")), include / "main.cc", library, source.parent)
-    done = sandbox.run(command, work=work, limits=limits, readable=readable, listable=(include,), what="the compiler")
+    command = ["g++", "-std=c++20", *flags, "-Wall", "-Wextra", f"-I{include}", f"-I{COMMON_INCLUDE}", str(source),
+               str(include / "main.cc"), str(library), *link, "-o", str(binary)]
+    readable = (*sorted(include.glob("*.h")), *sorted(COMMON_INCLUDE.rglob("*.h")), include / "main.cc", library,
+                source.parent)
+    done = sandbox.run(command, work=work, limits=limits, readable=readable, listable=(include, COMMON_INCLUDE),
+                       what="the compiler")
     with open(work / ".output", encoding="utf-8", errors="replace") as printed:
         first = printed.read(COMPILER_OUTPUT_KEPT).strip()  # the first errors matter, not the last
     if done.error or done.value != 0 or not binary.is_file():

@@ -80,5 +80,6 @@ def feedback(result: dict) -> str:
     maximum = sum(test["max_score"] for test in result["tests"])
     lines.append(f"\nTotal: {result['score']:g}/{maximum:g}")
     for entry in result.get("leaderboard", []):
-        lines.append(f"Leaderboard: {entry['name']}: {entry['value']:g} ({'lower' if entry['order'] == 'asc' else 'higher'} is better)")
+        lines.append(f"Leaderboard: {entry['name']}: {entry['value']:g} "
+                     f"({'lower' if entry['order'] == 'asc' else 'higher'} is better)")
     return "\n".join(lines)

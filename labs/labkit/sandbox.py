@@ -65,7 +65,8 @@ def _confine(listable: list[str], readable: list[str], writable: list[str]) -> N
             except OSError:
                 continue  # absent here (/lib32 on most machines)
             allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
-            rule = ctypes.create_string_buffer(allowed.to_bytes(8, "little") + fd.to_bytes(4, "little", signed=True), 12)
+            attr = allowed.to_bytes(8, "little") + fd.to_bytes(4, "little", signed=True)
+            rule = ctypes.create_string_buffer(attr, 12)
             if libc.syscall(_SYS_ADD_RULE, ruleset, 1, rule, 0) < 0:  # struct landlock_path_beneath_attr, packed
                 raise OSError(ctypes.get_errno(), f"Landlock refused a rule for {path}")
             os.close(fd)

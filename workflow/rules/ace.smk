@@ -20,7 +20,7 @@ rule fetch_postgresql_source:
     log:
         "results/logs/fetch_postgresql_source.log",
     run:
-        steps.fetch_postgresql_source(output.tarball, log[0])
+        ace_steps.fetch_postgresql_source(tarball=output.tarball, log=log[0])
 
 
 rule build_ace_server:
@@ -40,7 +40,7 @@ rule build_ace_server:
     benchmark:
         "results/benchmarks/build_ace_server.tsv"
     run:
-        steps.build_ace_server(output.record, threads, log[0])
+        ace_steps.build_ace_server(record=output.record, jobs=threads, log=log[0])
 
 
 # ---- Chapter 4's experiments: the runs of every figure, per device (configs/experiments/ace.yaml,
@@ -74,7 +74,8 @@ rule load_ace_templates:
     benchmark:
         "results/benchmarks/load_ace_templates.tsv"
     run:
-        steps.load_ace_templates(params.points, params.profile, input.server, output.record, log[0])
+        ace_steps.load_ace_templates(points=params.points, profile_ace=params.profile, server_record=input.server,
+                                     record=output.record, log=log[0])
 
 
 rule run_ace_experiments:
@@ -92,7 +93,7 @@ rule run_ace_experiments:
     params:
         points=lambda w: ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, w.device),
         profile=ACE_PROFILE,
-        declaration=lambda w: steps.devices.declaration(w.device),
+        declaration=lambda w: devices.declaration(w.device),
     # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
     threads: measurement_threads
     resources:
@@ -104,8 +105,9 @@ rule run_ace_experiments:
     benchmark:
         "results/benchmarks/run_ace_experiments/{device}.tsv"
     run:
-        steps.run_ace_experiments(wildcards.device, params.points, params.profile, input.server, input.alpha_k,
-                                  input.binary, f"results/raw/ace/{wildcards.device}", output.csv, log[0])
+        ace_steps.run_ace_experiments(name=wildcards.device, points=params.points, profile_ace=params.profile,
+                                      server_record=input.server, alpha_k=input.alpha_k, binary=input.binary,
+                                      raw=f"results/raw/ace/{wildcards.device}", csv_out=output.csv, log=log[0])
 
 
 rule gather_ace_results:
@@ -122,7 +124,8 @@ rule gather_ace_results:
     log:
         "results/logs/gather_ace_results.log",
     run:
-        steps.gather_ace_results(list(input), params.grids, params.profile, output.runs, params.figure_csvs, log[0])
+        ace_steps.gather_ace_results(per_device=list(input), grids=params.grids, profile_ace=params.profile,
+                                     runs_csv=output.runs, figure_csvs=params.figure_csvs, log=log[0])
 
 
 # ---- The bufferpool simulator: ACE's ideal speedup in virtual time (Figures 4.2 and 4.14A),
@@ -137,6 +140,7 @@ rule build_ace_simulator:
     input:
         "systems/ace/sim/CMakeLists.txt",
         glob_wildcards_files("systems/ace/sim/src/{name}"),
+        COMMON_NATIVE_SOURCES,
         image("ace"),
     output:
         binary=ACE_SIM_BINARY,
@@ -145,7 +149,7 @@ rule build_ace_simulator:
     benchmark:
         "results/benchmarks/build_ace_simulator.tsv"
     run:
-        steps.build_ace_simulator(output.binary, log[0])
+        ace_steps.build_ace_simulator(binary=output.binary, log=log[0])
 
 
 rule simulate_ideal_speedup:
@@ -153,7 +157,9 @@ rule simulate_ideal_speedup:
     input:
         binary=ACE_SIM_BINARY,
         experiment="configs/experiments/ace.yaml",
+        # the device models it simulates (ssdartifact.devices.model: a preset or an emulated device)
         presets="configs/emussd_presets.yaml",
+        devices="configs/devices.yaml",
         image=image("ace"),
     output:
         csv="results/ace/sim/{figure}.csv",
@@ -165,4 +171,4 @@ rule simulate_ideal_speedup:
     benchmark:
         "results/benchmarks/simulate_ideal_speedup/{figure}.tsv"
     run:
-        steps.simulate_ideal_speedup(wildcards.figure, input.binary, output.csv, log[0])
+        ace_steps.simulate_ideal_speedup(figure=wildcards.figure, binary=input.binary, csv_out=output.csv, log=log[0])

@@ -3,7 +3,6 @@
 # sized and placed by the profile's `cave`), then one CSV per figure.
 
 from cave import plan as cave_plan
-from ssdartifact import cave_steps
 
 CAVE_BINARY = "systems/cave/build/cave"
 CAVE_EXPERIMENT = CONFIGS["experiments/cave.yaml"]
@@ -27,6 +26,7 @@ rule build_cave:
     input:
         "systems/cave/CMakeLists.txt",
         glob_wildcards_files("systems/cave/src/{name}"),
+        COMMON_NATIVE_SOURCES,
         image("cave"),
     output:
         binary=CAVE_BINARY,
@@ -36,7 +36,7 @@ rule build_cave:
     benchmark:
         "results/benchmarks/build_cave.tsv"
     run:
-        cave_steps.build_cave(output.binary, log[0])
+        cave_steps.build_cave(binary=output.binary, log=log[0])
 
 
 rule fetch_cave_dataset:
@@ -48,7 +48,7 @@ rule fetch_cave_dataset:
     log:
         "results/logs/fetch_cave_dataset/{name}.log",
     run:
-        cave_steps.fetch_cave_dataset(wildcards.name, output.record, log[0])
+        cave_steps.fetch_cave_dataset(name=wildcards.name, record=output.record, log=log[0])
 
 
 rule describe_cave_datasets:
@@ -69,8 +69,8 @@ rule describe_cave_datasets:
     benchmark:
         "results/benchmarks/describe_cave_datasets.tsv"
     run:
-        cave_steps.describe_cave_datasets(input.binary, params.graphs, params.size, list(input.downloads), output.csv,
-                                          log[0])
+        cave_steps.describe_cave_datasets(binary=input.binary, graphs=params.graphs, size=params.size,
+                                          downloads=list(input.downloads), csv_out=output.csv, log=log[0])
 
 
 rule run_cave_experiments:
@@ -99,8 +99,10 @@ rule run_cave_experiments:
     benchmark:
         "results/benchmarks/run_cave_experiments/{device}.tsv"
     run:
-        cave_steps.run_cave_experiments(wildcards.device, params.points, input.alpha_k, input.binary, input.emussd,
-                                        output.runs, output.timeline, log[0])
+        cave_steps.run_cave_experiments(name=wildcards.device, points=params.points, alpha_k=input.alpha_k,
+                                        binary=input.binary, emussd=input.emussd,
+                                        raw=f"results/raw/cave/{wildcards.device}", runs_out=output.runs,
+                                        timeline_out=output.timeline, log=log[0])
 
 
 rule gather_cave_results:
@@ -117,5 +119,5 @@ rule gather_cave_results:
     log:
         "results/logs/gather_cave_results.log",
     run:
-        cave_steps.gather_cave_results(list(input.runs), list(input.timelines), params.grids, output.runs,
-                                       params.figure_csvs, log[0])
+        cave_steps.gather_cave_results(per_device=list(input.runs), timelines=list(input.timelines), grids=params.grids,
+                                       runs_csv=output.runs, figure_csvs=params.figure_csvs, log=log[0])

@@ -38,4 +38,4 @@ rule list_deterministic_outputs:
     log:
         f"results/logs/list_deterministic_outputs/{PROFILE}.log",
     run:
-        steps.list_outputs(input, output.listing)
+        report_steps.list_outputs(paths=list(input), listing=output.listing)

@@ -20,4 +20,5 @@ rule check_claims:
     params:
         profile=PROFILE,
     run:
-        steps.check_claims(input.data, params.profile, output.csv, output.markdown, output.html, log[0])
+        report_steps.check_claims(data=input.data, profile=params.profile, csv=output.csv, markdown=output.markdown,
+                                 html=output.html, log=log[0])

@@ -1,5 +1,7 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
-from ssdartifact import config as artifact_config, steps
+from ssdartifact import config as artifact_config, devices
+from steps import ace as ace_steps, cave as cave_steps, emussd as emussd_steps, pio as pio_steps
+from steps import report as report_steps, restore as restore_steps, runtime
 from ssdartifact.paper import output_of, reproduced_items
 
 
@@ -16,7 +18,7 @@ PROFILE_CONFIG = artifact_config.load_profile(PROFILE)
 RUNTIME = config.get("runtime", PROFILE_CONFIG["runtime"])
 if RUNTIME not in ("native", "docker"):
     raise WorkflowError(f"runtime {RUNTIME!r} is not allowed; allowed values: 'native', 'docker'")
-steps.configure(RUNTIME)
+runtime.configure(RUNTIME)
 # Every item the artifact can regenerate: output path -> inventory entry.
 REPRODUCIBLE = {output_of(item): item for item in reproduced_items(INVENTORY)}
 
@@ -44,6 +46,11 @@ def claim_data_files(produced):
 def glob_wildcards_files(pattern):
     """The files matching a one-wildcard pattern, e.g. every source of a system."""
     return sorted(expand(pattern, name=glob_wildcards(pattern).name))
+
+
+# The C++ every native system builds with (systems/common: the random generators, command-line and
+# atomic-output helpers, the CMake settings): a change there rebuilds every system.
+COMMON_NATIVE_SOURCES = glob_wildcards_files("systems/common/{name}")
 
 
 def image(name):
@@ -92,7 +99,7 @@ def devices_held(*also):
 
 def alone_unless_emulated(wildcards):
     """A measurement's machine share: one of two on an emulated device side by side, else all."""
-    emulated = steps.devices.declaration(wildcards.device)["kind"] == "emulated"
+    emulated = devices.declaration(wildcards.device)["kind"] == "emulated"
     return 1 if SIDE_BY_SIDE and emulated else MACHINE_SHARES
 
 
@@ -116,7 +123,7 @@ PRIORITY_EMULATED_MEASUREMENT = 10
 def measurement_priority(first_among_measurements=False):
     """A measurement's priority: `first_among_measurements` for ACE's lane; real devices last."""
     def priority(wildcards):
-        if steps.devices.declaration(wildcards.device)["kind"] != "emulated":
+        if devices.declaration(wildcards.device)["kind"] != "emulated":
             return 0
         return PRIORITY_ACE_CAMPAIGN if first_among_measurements else PRIORITY_EMULATED_MEASUREMENT
     return priority
@@ -133,4 +140,4 @@ def every_other_job_runs_alone():
 
 def emussd_binary_for(wildcards):
     """The emussd binary, as an input of experiments on emulated devices only."""
-    return [EMUSSD_BINARY] if steps.devices.declaration(wildcards.device)["kind"] == "emulated" else []
+    return [EMUSSD_BINARY] if devices.declaration(wildcards.device)["kind"] == "emulated" else []

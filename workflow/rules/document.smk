@@ -24,7 +24,8 @@ rule write_document_sources:
     benchmark:
         "results/benchmarks/write_document_sources.tsv"
     run:
-        steps.write_document_sources(input.claims, "paper/generated", input.reproduced, log[0])
+        report_steps.write_document_sources(claims_csv=input.claims, out_dir="paper/generated", built=input.reproduced,
+                                            log=log[0])
 
 
 rule build_document:
@@ -41,4 +42,4 @@ rule build_document:
     benchmark:
         "results/benchmarks/build_document.tsv"
     run:
-        steps.build_document(input.main, output.pdf, log[0])
+        report_steps.build_document(main=input.main, pdf=output.pdf, log=log[0])

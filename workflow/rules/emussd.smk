@@ -11,6 +11,7 @@ rule build_emussd:
     input:
         "systems/emussd/CMakeLists.txt",
         glob_wildcards_files("systems/emussd/src/{name}"),
+        COMMON_NATIVE_SOURCES,
         image("emussd"),
     output:
         binary=EMUSSD_BINARY,
@@ -20,7 +21,7 @@ rule build_emussd:
     benchmark:
         "results/benchmarks/build_emussd.tsv"
     run:
-        steps.build_emussd(output.binary, log[0])
+        emussd_steps.build_emussd(binary=output.binary, log=log[0])
 
 
 rule emussd_saturation_sweep:
@@ -43,4 +44,5 @@ rule emussd_saturation_sweep:
     benchmark:
         "results/benchmarks/emussd_saturation_sweep.tsv"
     run:
-        steps.emussd_saturation(input.binary, output.csv, output.device_stats, output.raw, params.fio_point, log[0])
+        emussd_steps.emussd_saturation(binary=input.binary, csv=output.csv, device_stats=output.device_stats,
+                                     raw=output.raw, fio_point=params.fio_point, log=log[0])

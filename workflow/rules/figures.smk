@@ -28,7 +28,7 @@ rule draw_figure:
     benchmark:
         "results/benchmarks/draw_figure/{name}.tsv"
     run:
-        steps.draw_figure(input.script, input.theme, input.data, output.pdf, log[0])
+        report_steps.draw_figure(script=input.script, theme=input.theme, data=input.data, pdf=output.pdf, log=log[0])
 
 
 rule typeset_table:
@@ -47,7 +47,7 @@ rule typeset_table:
     benchmark:
         "results/benchmarks/typeset_table/{name}.tsv"
     run:
-        steps.typeset_table(input.script, input.data, output.tex, log[0])
+        report_steps.typeset_table(script=input.script, data=input.data, tex=output.tex, log=log[0])
 
 
 rule figures_and_tables:

@@ -17,4 +17,4 @@ rule build_image:
     benchmark:
         "results/benchmarks/build_image/{name}.tsv"
     run:
-        steps.build_image(wildcards.name, output.identity, log[0])
+        report_steps.build_image(name=wildcards.name, identity=output.identity, log=log[0])

@@ -10,7 +10,7 @@ PIO_GATHERED = [f"results/pio/{table}.csv" for table in PIO_TABLES] if CHARACTER
 FILE_SYSTEM_PAIRS = {
     name: twin
     for name in CHARACTERIZED
-    if (twin := steps.devices.declaration(name).get("file_system_twin")) in CHARACTERIZED
+    if (twin := devices.declaration(name).get("file_system_twin")) in CHARACTERIZED
 }
 RAW_VS_FS = ["results/pio/raw_vs_fs.csv"] if FILE_SYSTEM_PAIRS else []
 PIO_RESULTS = PIO_GATHERED + RAW_VS_FS
@@ -28,7 +28,7 @@ rule characterize_device:
     params:
         # This device's declaration, not all of configs/devices.yaml: declaring another device
         # must not redo hours of measurements (Snakemake reruns a job when its params change).
-        declaration=lambda w: steps.devices.declaration(w.device),
+        declaration=lambda w: devices.declaration(w.device),
         fio_point=PROFILE_CONFIG["fio_point"],
         characterize=PROFILE_CONFIG["characterize"],
     # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
@@ -42,7 +42,8 @@ rule characterize_device:
     benchmark:
         "results/benchmarks/characterize_device/{device}.tsv"
     run:
-        steps.characterize_device(wildcards.device, input.binary, output.raw, params.fio_point, params.characterize, log[0])
+        pio_steps.characterize_device(name=wildcards.device, binary=input.binary, raw=output.raw,
+                                      fio_point=params.fio_point, profile=params.characterize, log=log[0])
 
 
 rule gather_characterization:
@@ -54,7 +55,8 @@ rule gather_characterization:
     log:
         "results/logs/gather_characterization.log",
     run:
-        steps.gather_characterization([f"results/pio/devices/{d}" for d in CHARACTERIZED], "results/pio", log[0])
+        pio_steps.gather_characterization(per_device=[f"results/pio/devices/{d}" for d in CHARACTERIZED],
+                                          out_dir="results/pio", log=log[0])
 
 
 rule raw_vs_fs:
@@ -68,4 +70,4 @@ rule raw_vs_fs:
     log:
         "results/logs/raw_vs_fs.log",
     run:
-        steps.pair_raw_and_file_system(input[0], output[0], params.pairs, log[0])
+        pio_steps.pair_raw_and_file_system(sweeps=input[0], csv_out=output[0], pairs=params.pairs, log=log[0])

@@ -20,4 +20,4 @@ rule pio_model_curve:
     benchmark:
         "results/benchmarks/pio_model_curve/{curve}.tsv"
     run:
-        steps.pio_model_curve(wildcards.curve, output.csv, log[0])
+        pio_steps.pio_model_curve(curve=wildcards.curve, csv=output.csv, log=log[0])

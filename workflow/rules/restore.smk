@@ -2,12 +2,12 @@
 # seven migration policies and the runs of Figures 6.4-6.13 and Tables 6.5-6.6
 # (configs/experiments/restore.yaml, sized and chosen by the profile's `restore`).
 
-from ssdartifact import restore_steps
+from restore import plan as restore_plan
 
 RESTORE_EXPERIMENT = CONFIGS["experiments/restore.yaml"]
 RESTORE_PROFILE = PROFILE_CONFIG.get("restore", {})
-RESTORE_PLAN = restore_steps.plan(RESTORE_PROFILE)
-RESTORE_BINARY = restore_steps.BINARY
+RESTORE_PLAN = restore_plan.outputs(RESTORE_PROFILE)
+RESTORE_BINARY = restore_plan.BINARY
 
 RESTORE_MEASURED_RESULTS = RESTORE_PLAN["measured"]  # CSVs with measured CPU time or wall-clock runs
 RESTORE_DETERMINISTIC_RESULTS = RESTORE_PLAN["deterministic"]  # virtual-time CSVs: checksummed
@@ -18,6 +18,7 @@ rule build_restore_simulator:
     input:
         "systems/restore/CMakeLists.txt",
         glob_wildcards_files("systems/restore/src/{name}"),
+        COMMON_NATIVE_SOURCES,
         image("restore"),
     output:
         binary=RESTORE_BINARY,
@@ -26,7 +27,7 @@ rule build_restore_simulator:
     benchmark:
         "results/benchmarks/build_restore_simulator.tsv"
     run:
-        restore_steps.build_restore_simulator(output.binary, log[0])
+        restore_steps.build_restore_simulator(binary=output.binary, log=log[0])
 
 
 rule convert_restore_trace:
@@ -46,10 +47,11 @@ rule convert_restore_trace:
     benchmark:
         "results/benchmarks/convert_restore_trace/{trace}.tsv"
     run:
-        restore_steps.convert_restore_trace(wildcards.trace, input.source, params.trace_format, output.csv, log[0])
+        restore_steps.convert_restore_trace(name=wildcards.trace, source=input.source, trace_format=params.trace_format,
+                                            csv_out=output.csv, log=log[0])
 
 
-RESTORE_FIGURES = restore_steps.deterministic_figures(RESTORE_PROFILE)
+RESTORE_FIGURES = restore_plan.deterministic_figures(RESTORE_PROFILE)
 
 if RESTORE_FIGURES:
 
@@ -59,22 +61,22 @@ if RESTORE_FIGURES:
         input:
             binary=RESTORE_BINARY,
             experiment="configs/experiments/restore.yaml",
-            traces=[p for f in RESTORE_FIGURES for p in restore_steps.trace_inputs(RESTORE_EXPERIMENT, f)],
+            traces=[p for f in RESTORE_FIGURES for p in restore_plan.trace_inputs(RESTORE_EXPERIMENT, f)],
             image=image("restore"),
         output:
             csvs=RESTORE_DETERMINISTIC_RESULTS,
             sidecars=[f"{path}.json" for path in RESTORE_DETERMINISTIC_RESULTS],
         params:
             figures=RESTORE_FIGURES,
-            runs={f: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, f) for f in RESTORE_FIGURES},
+            runs={f: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, f) for f in RESTORE_FIGURES},
         threads: 2
         log:
             "results/logs/simulate_restore_figures.log",
         benchmark:
             "results/benchmarks/simulate_restore_figures.tsv"
         run:
-            restore_steps.simulate_restore_figures(params.figures, input.binary, params.runs, list(output.csvs),
-                                                   log[0], threads)
+            restore_steps.simulate_restore_figures(figures=params.figures, binary=input.binary, params=params.runs,
+                                                   csvs=list(output.csvs), log=log[0], jobs=threads)
 
 
 rule measure_restore_overhead:
@@ -87,14 +89,14 @@ rule measure_restore_overhead:
         csv="results/restore/table_6_6.csv",
         sidecar="results/restore/table_6_6.csv.json",
     params:
-        run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "table_6_6"),
+        run=lambda w: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "table_6_6"),
     threads: workflow.cores  # a CPU-time measurement runs alone: any job beside it would disturb it
     log:
         "results/logs/measure_restore_overhead.log",
     benchmark:
         "results/benchmarks/measure_restore_overhead.tsv"
     run:
-        restore_steps.measure_restore_overhead(input.binary, params.run, output.csv, log[0])
+        restore_steps.measure_restore_overhead(binary=input.binary, params=params.run, csv_out=output.csv, log=log[0])
 
 
 rule crosscheck_restore_emulator:
@@ -109,11 +111,12 @@ rule crosscheck_restore_emulator:
         sidecar="results/restore/crosscheck.csv.json",
         pairs_sidecar="results/restore/crosscheck_pairs.csv.json",
     params:
-        run=lambda w: restore_steps.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "crosscheck"),
+        run=lambda w: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "crosscheck"),
     threads: workflow.cores  # real-time sleeps: a busy CPU beside it would shift the wall times
     log:
         "results/logs/crosscheck_restore_emulator.log",
     benchmark:
         "results/benchmarks/crosscheck_restore_emulator.tsv"
     run:
-        restore_steps.crosscheck_restore_emulator(input.binary, params.run, output.csv, output.pairs, log[0])
+        restore_steps.crosscheck_restore_emulator(binary=input.binary, params=params.run, csv_out=output.csv,
+                                                  pairs_out=output.pairs, log=log[0])

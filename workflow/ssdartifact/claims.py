@@ -49,6 +49,12 @@ def _aggregate(frame: pd.DataFrame, column: str, how: str) -> float:
     return float(getattr(frame[column], how)())
 
 
+def value_of(frame: pd.DataFrame, column: str, aggregate: str, where: str | None = None) -> float:
+    """One number of a CSV as the checks select it: `aggregate` (mean, min, max, sum, count,
+    median) of `column` over the rows `where` selects (a pandas query)."""
+    return _aggregate(_select(frame, where), column, aggregate)
+
+
 def check_value(frame: pd.DataFrame, check: dict) -> Outcome:
     rows = _select(frame, check.get("where"))
     if len(rows) != 1:
@@ -99,9 +105,11 @@ def check_all_rows(frame: pd.DataFrame, check: dict) -> Outcome:
     measured = f"{len(rows) - bad} of {len(rows)} rows"
     if "repetitions" in rows:
         counts = sorted(set(rows["repetitions"].astype(int)))
-        measured += f", each the mean of {'-'.join(map(str, (counts[0], counts[-1]))) if len(counts) > 1 else counts[0]} run(s)"
+        runs = "-".join(map(str, (counts[0], counts[-1]))) if len(counts) > 1 else counts[0]
+        measured += f", each the mean of {runs} run(s)"
     if bad:
-        measured += "; failing: " + "; ".join(_row_values(row, check["expression"]) for _, row in rows[~holds].head(3).iterrows())
+        measured += "; failing: " + "; ".join(_row_values(row, check["expression"])
+                                              for _, row in rows[~holds].head(3).iterrows())
     return Outcome(FAIL if bad else PASS, measured, f"{check['expression']}" + (f" fails on {bad} rows" if bad else ""))
 
 
@@ -186,7 +194,7 @@ REPORT_COLUMNS = {
     "id": "claim identifier",
     "chapter": "thesis chapter",
     "item": "figure, table or section the claim is about",
-    "thesis_line": "line of the thesis text (seed 000) the quote comes from",
+    "thesis_line": "line of the thesis text the quote comes from",
     "status": "pass, fail or not run",
     "measured": "what the check measured",
     "detail": "what the check requires",

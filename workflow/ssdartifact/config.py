@@ -38,6 +38,7 @@ SCHEMA_OF = {
     "experiments/ace.yaml": "ace",
     "experiments/cave.yaml": "cave",
     "datasets.yaml": "datasets",
+    "sources.yaml": "sources",
     "experiments/restore.yaml": "restore",
 }
 
@@ -161,9 +162,17 @@ def validate(data: Any, schema_name: str, shown_path: str) -> Any:
 
 
 def load(relative: str) -> Any:
-    """Load and validate configs/<relative>."""
+    """Load and validate configs/<relative>. Validated once per content: a run asks for the same
+    file many times (the device file at every step and every device opened)."""
     path = CONFIG_DIR / relative
-    return validate(_read_yaml(path), schema_name_for(relative), _shown(path))
+    parsed = _read_yaml(path)
+    key = (json.dumps(parsed, sort_keys=True, default=str), schema_name_for(relative), str(SCHEMA_DIR))
+    if key not in _VALIDATED:
+        _VALIDATED[key] = validate(parsed, schema_name_for(relative), _shown(path))
+    return copy.deepcopy(_VALIDATED[key])
+
+
+_VALIDATED: dict[tuple, Any] = {}  # (content, schema, schema folder) -> the validated content
 
 
 def all_config_files() -> list[str]:
@@ -174,11 +183,15 @@ def all_config_files() -> list[str]:
     )
 
 
+def profile_names() -> list[str]:
+    return sorted(path.stem for path in (CONFIG_DIR / "profiles").glob("*.yaml"))
+
+
 def load_profile(name: str) -> dict:
     relative = f"profiles/{name}.yaml"
     if not (CONFIG_DIR / relative).exists():
-        known = sorted(p.stem for p in (CONFIG_DIR / "profiles").glob("*.yaml"))
-        raise ConfigError(f"profile {name!r} does not exist; choose one of: {', '.join(known)} (configs/profiles/)")
+        raise ConfigError(f"profile {name!r} does not exist; choose one of: {', '.join(profile_names())} "
+                          "(configs/profiles/)")
     return load(relative)
 
 
@@ -212,6 +225,7 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
         if twin is not None and twin not in file_devices:
             problems.append(f"{where}.file_system_twin: {twin!r} is not a declared file device; file devices: "
                             f"{', '.join(file_devices) or 'none'}")
+    problems += _device_model_problems(loaded, devices)
     for relative, profile in loaded.items():
         if not relative.startswith("profiles/"):
             continue
@@ -263,6 +277,39 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
     if claims:
         for claim_id in _duplicates([c["id"] for c in claims["claims"]]):
             problems.append(f"configs/claims.yaml: claim id {claim_id!r} appears more than once")
+    return problems
+
+
+def _device_model_problems(loaded: dict[str, Any], devices: list[str]) -> list[str]:
+    """Every device model an experiment names (the bufferpool simulator's, ReStore's tiers) is a
+    preset of configs/emussd_presets.yaml or an emulated device of configs/devices.yaml."""
+    if "emussd_presets.yaml" not in loaded or "devices.yaml" not in loaded:
+        return []
+    presets = loaded["emussd_presets.yaml"]["presets"]
+    emulated = {d["name"]: d for d in loaded["devices.yaml"]["devices"] if d["kind"] == "emulated"}
+    named = []
+    if "experiments/ace.yaml" in loaded:
+        simulator = loaded["experiments/ace.yaml"]["simulator"]
+        named += [("experiments/ace.yaml", f"simulator.fig_4_2.presets[{i}]", name, None)
+                  for i, name in enumerate(simulator["fig_4_2"]["presets"])]
+        named.append(("experiments/ace.yaml", "simulator.fig_4_14a.device", simulator["fig_4_14a"]["device"], None))
+    if "experiments/restore.yaml" in loaded:
+        named += [("experiments/restore.yaml", f"tiers[{i}]", name, "restore")
+                  for i, name in enumerate(loaded["experiments/restore.yaml"]["tiers"])]
+    problems = []
+    for relative, key, name, user in named:
+        if name in presets:
+            model = presets[name]
+        elif name in emulated:
+            model = {**presets.get(emulated[name].get("preset"), {}), **emulated[name]}
+        else:
+            problems.append(f"configs/{relative}: key {key}: {name!r} is neither a preset of "
+                            f"configs/emussd_presets.yaml ({', '.join(presets)}) nor an emulated device of "
+                            f"configs/devices.yaml ({', '.join(emulated) or 'none'})")
+            continue
+        if user == "restore" and model["alpha"] < 1:
+            problems.append(f"configs/{relative}: key {key}: {name!r} has alpha {model['alpha']:g}; ReStore's "
+                            "tiers need alpha >= 1 (a write costs at least a read)")
     return problems
 
 

@@ -558,7 +558,7 @@ class Wheel:
 
 
 def parse_python_lock(text: str) -> list[Wheel]:
-    from packaging.markers import Marker  # a locked dependency of snakemake
+    from packaging.markers import Marker  # noqa: PLC0415 (a locked dependency of snakemake, needed here only)
 
     logical, current = [], ""
     for raw in text.splitlines():
@@ -621,7 +621,8 @@ def fetch_debs(lock_path: Path, base: dict) -> list[Path]:
             return None
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            problems = [(deb, problem) for deb, problem in zip(to_fetch, pool.map(fetch, to_fetch), strict=True) if problem]
+            problems = [(deb, problem) for deb, problem in zip(to_fetch, pool.map(fetch, to_fetch), strict=True)
+                        if problem]
         gone = [(deb, reason) for deb, (missing, reason) in problems if missing]
         if gone:
             raise missing_versions_error(lock_path, gone, mirror)
@@ -863,7 +864,7 @@ def project_pythonpath(repo_root: Path) -> str:
     """The project's own packages (pyproject's wheel packages) on the mounted repository."""
     pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     packages = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
-    return ":".join(str(Path(repo_root) / Path(package).parent) for package in packages)
+    return ":".join(dict.fromkeys(str(Path(repo_root) / Path(package).parent) for package in packages))
 
 
 def docker_run_command(tag: str, command: list[str], *, repo_root: str | Path, bind_paths=(), devices=(),

@@ -40,6 +40,24 @@ def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str, con
         _checked(["cmake", "--build", str(build_dir), "-j2"])
 
 
+def patch_series(folder: Path, error: type[Exception] = BuildError) -> list[Path]:
+    """The patches of `folder` in the order of its `series` file (comments and blank lines skipped),
+    as quilt and Debian keep them; `error` names the series' missing patches."""
+    folder = Path(folder)
+    names = [line.strip() for line in (folder / "series").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    missing = [name for name in names if not (folder / name).is_file()]
+    if missing:
+        raise error(f"{folder / 'series'} names missing patches: {', '.join(missing)}")
+    return [folder / name for name in names]
+
+
+def compiler_version(compiler: str = "gcc") -> str:
+    """The compiler's first line of --version (part of a build's key), or "unknown"."""
+    result = subprocess.run([compiler, "--version"], capture_output=True, text=True)
+    return result.stdout.splitlines()[0] if result.returncode == 0 and result.stdout else "unknown"
+
+
 def _checked(cmd: list[str]) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

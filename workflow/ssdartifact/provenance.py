@@ -27,7 +27,7 @@ def _git(*args: str) -> str | None:
     return result.stdout.strip()
 
 
-# Set inside a workflow step's container to "<image tag>@<image id>" (ssdartifact.steps).
+# Set inside a workflow step's container to "<image tag>@<image id>" (steps.runtime).
 RUNTIME_ENV = "SSD_ARTIFACT_IMAGE"
 
 
@@ -115,3 +115,26 @@ def write_sidecar(
     sidecar = output.with_name(output.name + ".json")
     atomic_write_text(sidecar, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return sidecar
+
+
+RUNS = REPO_ROOT / "results" / "runs"  # one record per profile: the last workflow run that ran jobs
+
+
+def record_run(profile: str, *, finished: bool) -> Path:
+    """results/runs/<profile>.json: when the last `make reproduce` of `profile` that had jobs to run
+    started and, once it succeeded, finished, and its minutes (the guide's times come from it:
+    ssdartifact.guide). Snakemake calls it from onstart and onsuccess, which run only when there is
+    work, so a run with nothing to do keeps the record of the run that did it."""
+    path = RUNS / f"{profile}.json"
+    record = {"profile": profile, "started": now(), "git": git_state(), "host": host_facts()}
+    if finished:
+        try:
+            started = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # its start was not recorded: no minutes, rather than wrong ones
+            started = {**record, "started": None}
+        record = {**started, "finished": now()}
+        if record["started"]:
+            took = dt.datetime.fromisoformat(record["finished"]) - dt.datetime.fromisoformat(record["started"])
+            record["minutes"] = round(took.total_seconds() / 60, 1)
+    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
+    return path

@@ -83,7 +83,8 @@ def plot(curves, folder):
 
     lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
              f'<rect width="{width}" height="{height}" fill="white"/>',
-             f'<line x1="{margin}" y1="{height - margin}" x2="{width - margin}" y2="{height - margin}" stroke="black"/>',
+             f'<line x1="{margin}" y1="{height - margin}" '
+             f'x2="{width - margin}" y2="{height - margin}" stroke="black"/>',
              f'<line x1="{margin}" y1="{margin}" x2="{margin}" y2="{height - margin}" stroke="black"/>',
              f'<text x="{width / 2}" y="{height - 20}" text-anchor="middle">threads (up to {top_threads})</text>',
              f'<text x="15" y="{height / 2}" transform="rotate(-90 15 {height / 2})" text-anchor="middle">'

@@ -23,7 +23,7 @@ KEY = b"a practice key for lab 1's tests"
 def small(tmp_path):
     """lab.yaml with small devices (k 4-8, 2 ms reads) and short limits: a grading in under a minute."""
     override = {"hidden": {"read_latency_us": {"choices": [2000]}, "alpha": [1.5, 3.0], "k_r": [4, 8], "k_w": [4, 8]},
-                "max_threads": 32, "writeback": {"read_fraction": 0.5, "pages": 1024, "duration_s": 1.0},
+                "max_threads": 32, "writeback": {"read_fraction": 0.5, "pages": 1024, "duration_s": 1.0, "repeats": 3},
                 "limits": {"sweep": {"wall_s": 300, "cpu_s": 300, "memory_mb": 4096},
                            "other": {"wall_s": 8, "cpu_s": 8, "memory_mb": 2048}}}
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(override))
@@ -177,4 +177,5 @@ def test_a_folder_of_submissions_is_graded_into_one_table(small):
     assert lines[1:] == ["u1,10,10,0,0,0,0,0", "u2,10,10,0,0,0,0,0"]
     assert json.loads((labkit_grade.LABS_DIR / "build/grades/lab-1/u2/results.json").read_text())["score"] == 10
     (folder / "not a valid id").mkdir()
-    assert labkit_grade.main(["--lab", "1", "--all", str(folder), "--csv", str(table), "--key", str(small / "key")]) == 2
+    assert labkit_grade.main(["--lab", "1", "--all", str(folder), "--csv", str(table),
+                              "--key", str(small / "key")]) == 2

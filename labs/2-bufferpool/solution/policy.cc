@@ -6,10 +6,10 @@
 // dirty page that is not cold gets the flag and a second chance at the head. ACE's write-back
 // candidates are the dirty pages LRU-WSR would evict next: from the tail, the cold dirty pages; a
 // dirty page met without the flag gets it and moves to the head, as in the victim's walk.
+#include "policy.h"
+
 #include <algorithm>
 #include <vector>
-
-#include "policy.h"
 
 namespace {
 
@@ -24,8 +24,11 @@ bool contains(const std::vector<Frame>& frames, Frame f) {
 class LruWsr : public acesim::Policy {
  public:
   explicit LruWsr(const std::vector<FrameState>& frames)
-      : Policy(frames), n_(static_cast<int>(frames.size())), prev_(frames.size(), kNoFrame),
-        next_(frames.size(), kNoFrame), cold_(frames.size(), false) {}
+      : Policy(frames),
+        n_(static_cast<int>(frames.size())),
+        prev_(frames.size(), kNoFrame),
+        next_(frames.size(), kNoFrame),
+        cold_(frames.size(), false) {}
 
   void on_hit(Frame f, uint64_t) override {
     cold_[f] = false;
@@ -85,8 +88,14 @@ class LruWsr : public acesim::Policy {
  private:
   void unlink(Frame f) {
     Frame p = prev_[f], n = next_[f];
-    if (p != kNoFrame) next_[p] = n; else if (head_ == f) head_ = n;
-    if (n != kNoFrame) prev_[n] = p; else if (tail_ == f) tail_ = p;
+    if (p != kNoFrame)
+      next_[p] = n;
+    else if (head_ == f)
+      head_ = n;
+    if (n != kNoFrame)
+      prev_[n] = p;
+    else if (tail_ == f)
+      tail_ = p;
     prev_[f] = next_[f] = kNoFrame;
   }
   void push_head(Frame f) {

@@ -5,10 +5,10 @@
 // the pool's questions; the interface is acesim::Policy in systems/ace/sim/src/policy.h, the one
 // the simulator's own policies implement. This file starts as plain LRU, which compiles, runs and
 // is valid: make it LRU-WSR where the TODOs say.
+#include "policy.h"
+
 #include <algorithm>
 #include <vector>
-
-#include "policy.h"
 
 namespace {
 
@@ -23,7 +23,9 @@ bool contains(const std::vector<Frame>& frames, Frame f) {
 class StudentPolicy : public acesim::Policy {
  public:
   explicit StudentPolicy(const std::vector<FrameState>& frames)
-      : Policy(frames), n_(static_cast<int>(frames.size())), prev_(frames.size(), kNoFrame),
+      : Policy(frames),
+        n_(static_cast<int>(frames.size())),
+        prev_(frames.size(), kNoFrame),
         next_(frames.size(), kNoFrame) {}
 
   // A request found its page in frame f.
@@ -74,8 +76,14 @@ class StudentPolicy : public acesim::Policy {
  private:
   void unlink(Frame f) {
     Frame p = prev_[f], n = next_[f];
-    if (p != kNoFrame) next_[p] = n; else if (head_ == f) head_ = n;
-    if (n != kNoFrame) prev_[n] = p; else if (tail_ == f) tail_ = p;
+    if (p != kNoFrame)
+      next_[p] = n;
+    else if (head_ == f)
+      head_ = n;
+    if (n != kNoFrame)
+      prev_[n] = p;
+    else if (tail_ == f)
+      tail_ = p;
     prev_[f] = next_[f] = kNoFrame;
   }
   void push_head(Frame f) {

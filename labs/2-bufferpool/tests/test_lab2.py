@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
@@ -19,7 +18,8 @@ LAB = labkit_grade.lab_dir(2)
 grader = labkit_grade.load_grader(LAB)
 KEY = b"a practice key for lab 2's tests"
 SOLUTION = (LAB / "solution" / "policy.cc").read_text()
-needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
+needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"),
+                                reason="/dev/fuse is absent: the lab's device is emussd")
 
 
 @pytest.fixture
@@ -61,7 +61,8 @@ def test_each_student_gets_their_own_workloads_and_device_and_always_the_same_on
 def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
     solution = grade_lab(2, LAB / "solution", "alice", small)
     assert solution["score"] == 100, json.dumps(solution, indent=1)
-    measured, ideal = map(float, re.search(r"([\d.]+) measured .* ideal ([\d.]+)", scores(solution)["speedup"][1]).groups())
+    speedup = scores(solution)["speedup"][1]
+    measured, ideal = map(float, re.search(r"([\d.]+) measured .* ideal ([\d.]+)", speedup).groups())
     assert ideal > 1.5 and measured > 1.5
     starter = grade_lab(2, LAB / "starter", "bob", small)
     result = scores(starter)
@@ -89,7 +90,8 @@ def test_a_wrong_answer_loses_the_comparisons_it_fails_and_keeps_the_speedup(sma
 def test_a_crash_an_endless_loop_or_a_write_outside_costs_every_run(small, grade_lab, writes_outside):
     crash = solution_with(small, "crash", "Frame first_unpinned = kNoFrame;",
                           "Frame first_unpinned = kNoFrame; *(volatile int*)nullptr = 1;")
-    loop = solution_with(small, "loop", "Frame first_unpinned = kNoFrame;", "Frame first_unpinned = kNoFrame; for (volatile int i = 0;; i = i + 1) {}")
+    loop = solution_with(small, "loop", "Frame first_unpinned = kNoFrame;",
+                         "Frame first_unpinned = kNoFrame; for (volatile int i = 0;; i = i + 1) {}")
     outside = small / "outside.log"
     escape = solution_with(small, "escape", "#include <vector>\n", writes_outside(outside))
 
@@ -121,7 +123,8 @@ def test_a_submission_cannot_use_the_artifacts_own_lru_wsr(small, grade_lab):
     (delegate / "policy.cc").write_text(SOLUTION.replace("ACESIM_REGISTER_POLICY(\"student\", LruWsr);", """
 namespace {
 struct Delegate : LruWsr {  // asks the registry for the built-in one
-  explicit Delegate(const std::vector<FrameState>& frames) : LruWsr(frames), inner(acesim::make_policy("lru_wsr", frames)) {}
+  explicit Delegate(const std::vector<FrameState>& frames) : LruWsr(frames), \
+inner(acesim::make_policy("lru_wsr", frames)) {}
   std::unique_ptr<acesim::Policy> inner;
 };
 }

@@ -16,7 +16,8 @@ LAB = labkit_grade.lab_dir(3)
 grader = labkit_grade.load_grader(LAB)
 KEY = b"a practice key for lab 3's tests"
 SOLUTION = (LAB / "solution" / "traversal.cc").read_text()
-needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
+needs_fuse = pytest.mark.skipif(not os.path.exists("/dev/fuse"),
+                                reason="/dev/fuse is absent: the lab's device is emussd")
 
 
 @pytest.fixture
@@ -73,7 +74,8 @@ def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_
     assert solution["score"] == 100, json.dumps(solution, indent=1)
     starter = scores(grade_lab(3, LAB / "starter", "bob", small))
     assert sum(score for score, _ in starter.values()) == 10, starter
-    assert "the reference" in starter["bfs"][1] and "a speedup counts only for the right answer" in starter["speedup"][1]
+    assert "the reference" in starter["bfs"][1]
+    assert "a speedup counts only for the right answer" in starter["speedup"][1]
     assert "not measured" in starter["speedup"][1]
 
 

@@ -10,11 +10,11 @@
 //
 // Scores are kept as log2(score) + t / half_life, referred to time 0: comparing two of them
 // compares the scores now, and a request changes only the requested page's key.
+#include "policy.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include "policy.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 // adds what most policies need: a key per page, each tier's lowest-keyed page, and promote().
 //
 // This starter never migrates: it compiles, runs and is valid. Make it adapt where the TODOs say.
-#include <vector>
-
 #include "policy.h"
+
+#include <vector>
 
 namespace {
 

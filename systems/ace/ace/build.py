@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+from ssdartifact import native
+from ssdartifact.files import sha256_file
 from ssdartifact.provenance import RUNTIME_ENV
 
 ACE_DIR = Path(__file__).resolve().parents[1]  # systems/ace
@@ -65,25 +67,7 @@ def source_lock() -> dict:
 
 def patch_series() -> list[Path]:
     """The patches in the order of patches/series (comments and blank lines skipped)."""
-    names = [line.strip() for line in (PATCH_DIR / "series").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
-    missing = [n for n in names if not (PATCH_DIR / n).is_file()]
-    if missing:
-        raise AceBuildError(f"systems/ace/patches/series names missing patches: {', '.join(missing)}")
-    return [PATCH_DIR / n for n in names]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _compiler() -> str:
-    result = subprocess.run(["gcc", "--version"], capture_output=True, text=True)
-    return result.stdout.splitlines()[0] if result.returncode == 0 and result.stdout else "unknown"
+    return native.patch_series(PATCH_DIR, AceBuildError)
 
 
 def build_key(flavor: str) -> str:
@@ -96,7 +80,7 @@ def build_key(flavor: str) -> str:
         digest.update(patch.name.encode() + b"\0" + patch.read_bytes())
     # a build in a container image is that image's (its tag is a hash of its packages)
     runtime = os.environ.get(RUNTIME_ENV, "native").split("@")[0]
-    digest.update(json.dumps([COMMON_CONFIGURE, FLAVORS[flavor], CONTRIB, TEST_PROGRAMS, _compiler(),
+    digest.update(json.dumps([COMMON_CONFIGURE, FLAVORS[flavor], CONTRIB, TEST_PROGRAMS, native.compiler_version(),
                               runtime]).encode())
     return digest.hexdigest()[:12]
 
@@ -110,7 +94,7 @@ def fetch_source() -> Path:
     lock = source_lock()
     orig = lock["orig"]
     target = DOWNLOADS / orig["file"]
-    if target.exists() and _sha256(target) == orig["sha256"]:
+    if target.exists() and sha256_file(target) == orig["sha256"]:
         return target
     # apt_env is the one place that sets up apt against the configured mirror
     from ssdartifact import containers  # noqa: PLC0415
@@ -132,7 +116,7 @@ def fetch_source() -> Path:
         fetched = Path(scratch) / orig["file"]
         if not fetched.exists():
             raise AceBuildError(f"apt-get source did not produce {orig['file']}; systems/ace/source.yaml is wrong")
-        got = _sha256(fetched)
+        got = sha256_file(fetched)
         if got != orig["sha256"]:
             raise AceBuildError(f"{orig['file']} from {mirror} has sha256 {got}, but systems/ace/source.yaml "
                                 f"expects {orig['sha256']}: refusing to build from it")
@@ -211,8 +195,8 @@ def build(flavor: str = "release", jobs: int | None = None, progress=None) -> Pa
                 _run(["make", f"-j{jobs}", "-s", "-C", programs, "all"], source, log)
         record = {"flavor": flavor, "key": build_key(flavor), "version": lock["version"],
                   "source_sha256": lock["orig"]["sha256"],
-                  "patches": {p.name: _sha256(p) for p in patch_series()},
-                  "configure": [*COMMON_CONFIGURE, *FLAVORS[flavor]], "compiler": _compiler()}
+                  "patches": {p.name: sha256_file(p) for p in patch_series()},
+                  "configure": [*COMMON_CONFIGURE, *FLAVORS[flavor]], "compiler": native.compiler_version()}
         (directory / "built.json.tmp").write_text(json.dumps(record, indent=2) + "\n")
         os.replace(directory / "built.json.tmp", directory / "built.json")
         say(f"built {install}")

@@ -13,7 +13,8 @@ from pathlib import Path
 from . import sim
 
 COLUMNS = {
-    "device": "the emussd preset whose alpha and k the point uses (Figure 4.2), or 'emulated' (4.14A)",
+    "device": "the device model whose alpha and k the point uses (Figure 4.2), or 'emulated' (4.14A: the k_r "
+              "and k_w of configs/experiments/ace.yaml's simulator.fig_4_14a.device, alpha swept)",
     "alpha": "write/read cost ratio of the device model",
     "k_r": "read concurrency of the device model",
     "k_w": "write concurrency of the device model",
@@ -53,16 +54,18 @@ def _speedups(binary: Path, points: list[dict], shared: dict) -> list[dict]:
     return out
 
 
-def figure_4_2(binary: Path, simulator: dict, presets: dict) -> list[dict]:
+def figure_4_2(binary: Path, simulator: dict, models: dict[str, dict]) -> list[dict]:
+    """`models`: each device model of simulator.fig_4_2.presets by name (ssdartifact.devices.model)."""
     grid = simulator["fig_4_2"]
-    points = [{"device": name, "alpha": presets[name]["alpha"], "k_r": presets[name]["k_r"],
-               "k_w": presets[name]["k_w"], "n_w": presets[name]["k_w"], "read_pct": read}
+    points = [{"device": name, "alpha": models[name]["alpha"], "k_r": models[name]["k_r"],
+               "k_w": models[name]["k_w"], "n_w": models[name]["k_w"], "read_pct": read}
               for name in grid["presets"] for read in grid["read_pcts"]]
     return _speedups(binary, points, _shared(simulator))
 
 
-def figure_4_14a(binary: Path, simulator: dict) -> list[dict]:
+def figure_4_14a(binary: Path, simulator: dict, model: dict) -> list[dict]:
+    """`model`: the device model of simulator.fig_4_14a.device, whose k_r and k_w the grid uses."""
     grid = simulator["fig_4_14a"]
-    points = [{"device": "emulated", "alpha": alpha, "k_r": grid["k_r"], "k_w": grid["k_w"], "n_w": n_w,
+    points = [{"device": "emulated", "alpha": alpha, "k_r": model["k_r"], "k_w": model["k_w"], "n_w": n_w,
                "read_pct": grid["read_pct"]} for alpha in grid["alphas"] for n_w in grid["n_ws"]]
     return _speedups(binary, points, _shared(simulator))

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pio.writeback_app import open_direct, read_page, write_page
+from ssdartifact.directio import open_direct, read_page, write_page
 
 MAX_PHASES = 1_000_000  # a log longer than this is refused: it would run for hours on a 2 ms device
 
@@ -32,7 +32,8 @@ def read_log(path: Path, max_phases: int = MAX_PHASES) -> list[tuple[str, list[i
             if not fields:
                 continue
             if fields[0] not in ("R", "W") or len(fields) < 2 or not all(f.isdigit() for f in fields[1:]):
-                raise ValueError(f"{path}:{number}: an I/O phase is 'R' or 'W' and page numbers, not {line.strip()[:80]!r}")
+                raise ValueError(f"{path}:{number}: an I/O phase is 'R' or 'W' and page numbers, "
+                                 f"not {line.strip()[:80]!r}")
             if len(phases) >= max_phases:
                 raise ValueError(f"{path}: more than {max_phases} I/O phases")
             phases.append((fields[0], [int(f) for f in fields[1:]]))

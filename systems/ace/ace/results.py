@@ -23,7 +23,8 @@ RUN_COLUMNS = {
     "database_kind": "synthetic (pgbench_accounts) or tpcc",
     "database_size": "pgbench scale of the synthetic database, or TPC-C warehouses",
     "database_pages": "8 KiB pages of the loaded database",
-    "workload": "Table 4.2's name (MS, WIS, RIS, MU), R<read %>-L<hot ops %>-<hot pages %> for a sweep point, or the TPC-C mix",
+    "workload": "Table 4.2's name (MS, WIS, RIS, MU), R<read %>-L<hot ops %>-<hot pages %> for a sweep point, "
+                "or the TPC-C mix",
     "read_pct": "synthetic: share of operations that read, %",
     "hot_ops_pct": "synthetic: share of operations on the hot pages, %",
     "hot_pages_pct": "synthetic: share of the pages that are hot, %",
@@ -61,7 +62,8 @@ RUN_COLUMNS = {
     "prefetch_used": "prefetched pages requested while still in the pool",
     "ace_pins_refused": "pages left out of ACE's batches and prefetches because the server-wide budget of ACE's pins "
                         "(shared_buffers / 8) was in use; 0: the budget never limited a batch or a prefetch",
-    "device_written_pages": "pages the device wrote during the measured run (see device_writes_source); NA if not measured",
+    "device_written_pages": "pages the device wrote during the measured run (see device_writes_source); "
+                            "NA if not measured",
     "device_writes_source": "emussd counters, SMART (a block device's smartctl), or not measured",
 }
 
@@ -119,7 +121,8 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     means = grouped.agg(device_kind=("device_kind", "first"), device_preset=("device_preset", "first"),
                         device_alpha=("device_alpha", "first"),
                         device_k_w=("device_k_w", "first"), k_w_source=("k_w_source", "first"),
-                        database_pages=("database_pages", "first"), pool_pages=("pool_pages", "first"), clients=("clients", "first"),
+                        database_pages=("database_pages", "first"), pool_pages=("pool_pages", "first"),
+                        clients=("clients", "first"),
                         transactions=("transactions", "first"), repetitions=("runtime_s", "size"),
                         runtime_s=("runtime_s", "mean"), runtime_sd=("runtime_s", "std"), tps=("tps", "mean"),
                         tpm_new_order=("tpm_new_order", "mean"), misses=("misses", "mean"),

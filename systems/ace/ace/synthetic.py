@@ -1,5 +1,5 @@
 """The synthetic workloads of thesis Table 4.2 as pgbench scripts (our own code: the
-thesis does not say how it made pgbench produce them, spec ace.md §12.10).
+thesis does not say how it made pgbench produce them, T983-991).
 
 A workload is a read/write ratio and a locality "S/D": S % of the operations go to D % of
 the pages. Each pgbench transaction is one operation on `pgbench_accounts`, chosen by

@@ -57,7 +57,8 @@ def test_a_run_whose_server_batches_less_than_its_n_w_is_refused(variant, n_w_ef
                          seed=1, repetition=0, read_pct=50, hot_ops_pct=90, hot_pages_pct=10)
     server = _ServerShowing(ace_n_w_effective=n_w_effective, ace_n_e_effective=n_e_effective, shared_buffers="128kB")
     if refused:
-        with pytest.raises(experiment.ExperimentError, match="at most 1 \\+ shared_buffers / 8 pages.*larger pool_fraction"):
+        with pytest.raises(experiment.ExperimentError,
+                           match="at most 1 \\+ shared_buffers / 8 pages.*larger pool_fraction"):
             experiment.check_batch_sizes(server, run)
     else:
         experiment.check_batch_sizes(server, run)

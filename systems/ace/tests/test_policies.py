@@ -24,7 +24,8 @@ HARNESS = Path(__file__).with_name("freelist_harness.c")
 def harness(install, tmp_path_factory) -> Path:
     source = source_tree(install)
     binary = tmp_path_factory.mktemp("harness") / "freelist_harness"
-    compiled = subprocess.run(["gcc", "-O1", "-Wall", "-Wno-unused-function", f"-I{install / 'include/postgresql/server'}",
+    compiled = subprocess.run(["gcc", "-O1", "-Wall", "-Wno-unused-function",
+                               f"-I{install / 'include/postgresql/server'}",
                                f"-iquote{source / 'src/backend/storage/buffer'}", "-o", str(binary), str(HARNESS)],
                               capture_output=True, text=True)
     assert compiled.returncode == 0, compiled.stderr
@@ -56,7 +57,8 @@ def test_figure_4_6b_lru_wsr(harness):
 
 
 def test_cflru_example_of_the_summary_paper(harness):
-    """[S] Fig. 7b: the clean-first region (here half the pool) holds only dirty pages, so CFLRU
+    """Fig. 7b of the summary paper (Papon and Athanassoulis, "Exploiting SSD Asymmetry and Concurrency for
+    Storage-Intensive Applications"): the clean-first region (here half the pool) holds only dirty pages, so CFLRU
     evicts p6 as LRU would, and ACE writes p6, p5, p4 from that region."""
     chosen = choose(harness, "cflru", 3, "p6:D p5:D p4:D p3 p2 p1", window=0.5)
     assert chosen["victim"] == ["p6"]

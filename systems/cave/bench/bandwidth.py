@@ -29,9 +29,9 @@ from pathlib import Path
 from cave import engine, experiment, reference
 
 COLUMNS = [
-    "device", "dataset", "binary", "variant", "io_threads", "cache_fraction", "repetition", "cave_runtime_s", "cave_block_reads",
-    "cave_mib_s", "fio_mib_s", "bandwidth_ratio_pct", "cave_cpu_util_pct", "fio_cpu_util_pct", "lock_wait_pct",
-    "reference_runtime_s", "reference_over_cave",
+    "device", "dataset", "binary", "variant", "io_threads", "cache_fraction", "repetition", "cave_runtime_s",
+    "cave_block_reads", "cave_mib_s", "fio_mib_s", "bandwidth_ratio_pct", "cave_cpu_util_pct", "fio_cpu_util_pct",
+    "lock_wait_pct", "reference_runtime_s", "reference_over_cave",
 ]  # fmt: skip
 
 
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     with ExitStack() as stack:
         directory, device = args.dir, args.device or str(args.dir)
         if args.emussd_latency_us is not None:
-            from emussd.harness import Mount, build
+            from emussd.harness import Mount, build  # noqa: PLC0415 (only with --emussd-latency-us)
 
             m = stack.enter_context(Mount(build(), args.dir, read_latency_us=args.emussd_latency_us, alpha=2,
                                           k_r=args.emussd_k_r, k_w=4))
@@ -130,8 +130,8 @@ def main(argv=None) -> int:
             mine = [r for r in rows if r["binary"] == label and r["io_threads"] == n]
             med = {k: statistics.median(r[k] for r in mine) for k in ("cave_runtime_s", "cave_mib_s", "fio_mib_s",
                                                                      "cave_cpu_util_pct")}
-            print(f"{label:>8} {n:>7} {med['cave_runtime_s']:>8.3f} {med['cave_mib_s']:>10.1f} {med['fio_mib_s']:>9.1f} "
-                  f"{med['cave_cpu_util_pct']:>6.1f}")
+            print(f"{label:>8} {n:>7} {med['cave_runtime_s']:>8.3f} {med['cave_mib_s']:>10.1f} "
+                  f"{med['fio_mib_s']:>9.1f} {med['cave_cpu_util_pct']:>6.1f}")
     print(f"written: {out}")
     return 0
 

@@ -207,8 +207,9 @@ def cache_sweep(p: dict, binary: Path | None = None) -> list[dict]:
             opts = {k: v for k, v in p.get("options", {}).items() if k in ("source", "iterations", "damping")}
             ref = reference.run_reference(graph, p["algorithm"], **opts)
             row = {c: None for c in RUN_COLUMNS}
-            row.update(experiment="cache", dataset=p["graph"]["name"], system=REFERENCE_SYSTEM, algorithm=p["algorithm"],
-                       device="memory", repetition=rep, **{k: v for k, v in ref.items() if k in RUN_COLUMNS})
+            row.update(experiment="cache", dataset=p["graph"]["name"], system=REFERENCE_SYSTEM,
+                       algorithm=p["algorithm"], device="memory", repetition=rep,
+                       **{k: v for k, v in ref.items() if k in RUN_COLUMNS})
             rows.append(row)
     return rows
 

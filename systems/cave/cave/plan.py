@@ -77,7 +77,7 @@ def _points_of(figure: str, grid: dict, experiment: dict, profile_cave: dict, da
             for io_threads in threads:
                 for fraction in fractions:
                     for repetition in range(grid.get("repetitions", profile_cave["repetitions"])):
-                        points.append({**floor, 
+                        points.append({**floor,
                             "kind": "timeline" if kind == "timeline" else "run", "graph": name,
                             "spec": graph_spec(datasets, name, grid["graph_size"]), "algorithm": grid["algorithm"],
                             "variant": variant, "io_threads": io_threads, "cache_fraction": fraction,

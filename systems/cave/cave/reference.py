@@ -60,7 +60,8 @@ def load_cave(path: Path | str) -> sp.csr_matrix:
     first_block = first[v] // EDGES_PER_BLOCK
     blocks = (first[v] + degree[v] - 1) // EDGES_PER_BLOCK - first_block + 1
     owner = np.repeat(v, blocks)
-    block = np.repeat(first_block, blocks) + np.arange(int(blocks.sum())) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    block = (np.repeat(first_block, blocks) + np.arange(int(blocks.sum()))
+             - np.repeat(np.cumsum(blocks) - blocks, blocks))
     base = block * EDGES_PER_BLOCK
     lo = np.maximum(first[owner], base)
     hi = np.minimum(first[owner] + degree[owner], base + EDGES_PER_BLOCK)
@@ -81,7 +82,8 @@ def load_cave(path: Path | str) -> sp.csr_matrix:
     return sp.csr_matrix((data, ids.astype(np.int32), indptr), shape=(n, n))
 
 
-def load_text(path: Path | str, format: str = "snap", undirected: bool = False, renumber: bool = False) -> sp.csr_matrix:
+def load_text(path: Path | str, format: str = "snap", undirected: bool = False,
+              renumber: bool = False) -> sp.csr_matrix:
     """A small text graph, parsed in Python by the converter's documented rules (for tests)."""
     src: list[int] = []
     dst: list[int] = []
@@ -169,7 +171,8 @@ def run_reference(graph: Path | str, algorithm: str, *, source: int = 0, iterati
     a, load_s = timed(load_cave, graph)
     if algorithm == "bfs":
         lv, t = timed(bfs_levels, a, source)
-        return {"load_s": load_s, "runtime_s": t, "reached": int((lv >= 0).sum()), "levels": int(lv.max()) + 1 if lv.size else 0}
+        return {"load_s": load_s, "runtime_s": t, "reached": int((lv >= 0).sum()),
+                "levels": int(lv.max()) + 1 if lv.size else 0}
     if algorithm == "wcc":
         lab, t = timed(wcc_labels, a)
         return {"load_s": load_s, "runtime_s": t, "components": int(np.unique(lab).size)}

@@ -56,8 +56,10 @@ PageRankResult pagerank(Graph& g, Pool& pool, Variant variant, uint32_t iteratio
       return [&, v](const uint32_t* nbrs, uint32_t count, uint32_t chunk) {
         double s = 0.0;
         for (uint32_t i = 0; i < count; ++i) s += x[nbrs[i]];
-        if (base[v] < 0) finish(v, s);
-        else partial[static_cast<size_t>(base[v] + chunk)] = s;
+        if (base[v] < 0)
+          finish(v, s);
+        else
+          partial[static_cast<size_t>(base[v] + chunk)] = s;
       };
     };
     if (variant == Variant::NonBlocked) {
@@ -89,7 +91,8 @@ PageRankResult pagerank(Graph& g, Pool& pool, Variant variant, uint32_t iteratio
   return r;
 }
 
-WalkResult random_walk(Graph& g, Pool& pool, Variant variant, uint64_t walks, uint64_t length, uint64_t seed, bool record) {
+WalkResult random_walk(Graph& g, Pool& pool, Variant variant, uint64_t walks, uint64_t length, uint64_t seed,
+                       bool record) {
   WalkResult r;
   const uint32_t n = g.n();
   if (n == 0 || walks == 0) return r;
@@ -116,8 +119,10 @@ WalkResult random_walk(Graph& g, Pool& pool, Variant variant, uint64_t walks, ui
     std::vector<uint64_t> moving;
     moving.reserve(active.size());
     for (uint64_t w : active) {
-      if (g.degree(cur[w]) == 0) ++r.dead_ends;
-      else moving.push_back(w);
+      if (g.degree(cur[w]) == 0)
+        ++r.dead_ends;
+      else
+        moving.push_back(w);
     }
     if (variant == Variant::NonBlocked) {
       pool.parallel_for(moving.size(), [&](size_t i, unsigned tid) {
@@ -163,7 +168,7 @@ DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t thres
 
   // Up to `threads` stacks exist at once (thesis: at most k_r); `live` counts stacks that are
   // queued or being explored. The thesis's inner `while` spins when no stack may be created
-  // (spec §9): here a thread that cannot split simply goes on with its stack.
+  // (Algorithm 7, lines 16-23, [T:1453-1460]): here a thread that cannot split simply goes on with its stack.
   std::mutex m;
   std::condition_variable cv;
   std::deque<std::vector<uint32_t>> queue;

@@ -9,8 +9,8 @@
 
 namespace cave {
 
-ClockCache::ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block, Counters& counters,
-                       Check check)
+ClockCache::ClockCache(uint32_t slots, uint32_t num_edge_blocks, Device& device, uint64_t first_block,
+                       Counters& counters, Check check)
     : slots_(slots == 0 ? 1 : slots),
       map_(num_edge_blocks, -1),
       device_(device),
@@ -28,8 +28,9 @@ void ClockCache::lock_global() {
   const auto t0 = std::chrono::steady_clock::now();
   global_.lock();
   const auto waited = std::chrono::steady_clock::now() - t0;
-  counters_.lock_wait_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()),
-                                   std::memory_order_relaxed);
+  counters_.lock_wait_ns.fetch_add(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()),
+      std::memory_order_relaxed);
 }
 
 const uint32_t* ClockCache::pin(uint32_t b, uint32_t& slot_out) {

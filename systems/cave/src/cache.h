@@ -1,4 +1,4 @@
-// The concurrent clock cache pool of thesis §5.5 [T:1490-1503] (spec cave.md §1.2).
+// The concurrent clock cache pool of thesis §5.5 [T:1490-1503].
 //
 // A global lock protects the clock hand, the block -> slot map and each slot's block id and
 // reference bit; it is held only to look a block up or to pick a victim slot. Each slot has
@@ -45,11 +45,11 @@ class ClockCache {
 
  private:
   struct alignas(64) Slot {
-    std::mutex m;                 // held while the block is being read
+    std::mutex m;  // held while the block is being read
     std::atomic<int32_t> pins{0};
-    int64_t block = -1;           // global lock
-    uint8_t ref = 0;              // global lock: clock reference bit
-    std::exception_ptr error;     // the failed read or check of `block`; written under m
+    int64_t block = -1;        // global lock
+    uint8_t ref = 0;           // global lock: clock reference bit
+    std::exception_ptr error;  // the failed read or check of `block`; written under m
   };
   void lock_global();
 

@@ -136,7 +136,8 @@ class Args {
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || end != t.data() + t.size())
-      throw UsageError("--" + k + " needs a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + t + "'");
+      throw UsageError("--" + k + " needs a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                       "], got '" + t + "'");
     if (v < lo || v > hi)
       throw UsageError("--" + k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + t);
     return v;
@@ -189,8 +190,8 @@ int cmd_generate(const Args& a, std::ostream& out) {
   const auto t0 = Clock::now();
   GenerateResult r = generate(o, output);
   out << kGenerateColumns << "\n"
-      << model << "," << o.seed << "," << r.vertices << "," << r.edges << "," << csv_field(output) << "," << num(seconds_since(t0))
-      << "\n";
+      << model << "," << o.seed << "," << r.vertices << "," << r.edges << "," << csv_field(output) << ","
+      << num(seconds_since(t0)) << "\n";
   return 0;
 }
 
@@ -209,9 +210,10 @@ int cmd_convert(const Args& a, std::ostream& out) {
   std::ifstream f(output, std::ios::binary | std::ios::ate);
   const uint64_t bytes = static_cast<uint64_t>(f.tellg());
   out << kConvertColumns << "\n"
-      << csv_field(input) << "," << format << "," << (o.undirected ? 1 : 0) << "," << (o.renumber ? 1 : 0) << "," << g.n << ","
-      << g.adj.size() << "," << st.input_edges << "," << st.duplicates_removed << "," << st.self_loops << ","
-      << (g.symmetric ? 1 : 0) << "," << (bytes / kBlockSize - blocks) << "," << bytes << "," << num(seconds_since(t0)) << "\n";
+      << csv_field(input) << "," << format << "," << (o.undirected ? 1 : 0) << "," << (o.renumber ? 1 : 0) << "," << g.n
+      << "," << g.adj.size() << "," << st.input_edges << "," << st.duplicates_removed << "," << st.self_loops << ","
+      << (g.symmetric ? 1 : 0) << "," << (bytes / kBlockSize - blocks) << "," << bytes << "," << num(seconds_since(t0))
+      << "\n";
   return 0;
 }
 
@@ -220,10 +222,12 @@ int cmd_info(const Args& a, std::ostream& out) {
   const uint32_t sweeps = static_cast<uint32_t>(a.integer("sweeps", 2, 0, 1000));
   GraphInfo i = graph_info(path, sweeps);
   out << kInfoColumns << "\n"
-      << csv_field(path) << "," << i.vertices << "," << i.edges << "," << (i.symmetric && sweeps ? std::to_string(i.undirected_edges) : "")
-      << "," << (sweeps ? std::to_string(i.self_loops) : "") << "," << i.isolated_vertices << "," << i.max_degree << "," << i.blocks
-      << "," << i.vertex_blocks << "," << i.edge_blocks << "," << i.file_bytes << "," << (i.symmetric ? 1 : 0) << ","
-      << (i.estimated_diameter >= 0 ? std::to_string(i.estimated_diameter) : "") << "," << sweeps << "\n";
+      << csv_field(path) << "," << i.vertices << "," << i.edges << ","
+      << (i.symmetric && sweeps ? std::to_string(i.undirected_edges) : "") << ","
+      << (sweeps ? std::to_string(i.self_loops) : "") << "," << i.isolated_vertices << "," << i.max_degree << ","
+      << i.blocks << "," << i.vertex_blocks << "," << i.edge_blocks << "," << i.file_bytes << ","
+      << (i.symmetric ? 1 : 0) << "," << (i.estimated_diameter >= 0 ? std::to_string(i.estimated_diameter) : "") << ","
+      << sweeps << "\n";
   return 0;
 }
 
@@ -280,8 +284,9 @@ class Timeline {
     auto cpu = cpu_now();
     const double cpu_s = cpu.user + cpu.sys;
     const uint64_t reads = c_.reads.load(), bytes = c_.bytes_read.load();
-    rows_ << num(std::chrono::duration<double>(now - t0_).count(), 6) << "," << num((cpu_s - last_cpu_) / dt / cores_ * 100, 6) << ","
-          << (reads - last_reads_) << "," << (bytes - last_bytes_) << "," << num((bytes - last_bytes_) / dt / 1048576.0, 6) << "\n";
+    rows_ << num(std::chrono::duration<double>(now - t0_).count(), 6) << ","
+          << num((cpu_s - last_cpu_) / dt / cores_ * 100, 6) << "," << (reads - last_reads_) << ","
+          << (bytes - last_bytes_) << "," << num((bytes - last_bytes_) / dt / 1048576.0, 6) << "\n";
     last_t_ = now;
     last_cpu_ = cpu_s;
     last_reads_ = reads;
@@ -321,7 +326,8 @@ int cmd_run(const Args& a, std::ostream& out) {
   const std::string algo = a.choice("algorithm", {"bfs", "wcc", "pagerank", "randomwalk", "dfs"});
   const std::string variant_name = a.choice("variant", {"nonblocked", "blocked"}, "nonblocked");
   if (algo == "dfs" && variant_name == "blocked")
-    throw UsageError("--variant blocked is not available for --algorithm dfs (the thesis's pseudo-DFS is vertex-granular); use nonblocked");
+    throw UsageError(
+        "--variant blocked is not available for --algorithm dfs (the thesis's pseudo-DFS is vertex-granular); use nonblocked");
   const Variant variant = variant_name == "blocked" ? Variant::Blocked : Variant::NonBlocked;
   const unsigned threads = static_cast<unsigned>(a.integer("io-threads", 1, 1, 4096));
   const std::string engine_name = a.choice("io-engine", {"threads", "uring"}, "threads");
@@ -359,15 +365,19 @@ int cmd_run(const Args& a, std::ostream& out) {
   if ((bfs_like || algo == "randomwalk") && n == 0)
     throw UsageError("--algorithm " + algo + " needs a start vertex, but " + path + " has no vertices" +
                      (a.has("source") ? " (--source " + std::to_string(source) + ")" : ""));
-  if (bfs_like && source >= n) throw UsageError("--source must be a vertex id in [0, " + std::to_string(n - 1) + "], got " + std::to_string(source));
+  if (bfs_like && source >= n)
+    throw UsageError("--source must be a vertex id in [0, " + std::to_string(n - 1) + "], got " +
+                     std::to_string(source));
   const uint64_t file_blocks = g.header().file_bytes / kBlockSize;
   uint64_t requested = cache_blocks_opt ? cache_blocks_opt
-                       : cache_bytes_opt ? cache_bytes_opt / kBlockSize
-                                         : static_cast<uint64_t>(std::ceil(cache_fraction * static_cast<double>(file_blocks)));
+                       : cache_bytes_opt
+                           ? cache_bytes_opt / kBlockSize
+                           : static_cast<uint64_t>(std::ceil(cache_fraction * static_cast<double>(file_blocks)));
   requested = std::max<uint64_t>(requested, 1);
   // At least one slot per worker, so every worker can hold the block it works on; at most
   // the number of edge blocks.
-  const uint32_t slots = g.make_cache(static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(requested, threads), UINT32_MAX)));
+  const uint32_t slots =
+      g.make_cache(static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(requested, threads), UINT32_MAX)));
   const uint64_t walk_length = a.integer("walk-length", std::max<uint64_t>(1, n / walks), 0, UINT32_MAX);
   Pool pool(threads);
   const double load_s = seconds_since(t_load);
@@ -376,7 +386,8 @@ int cmd_run(const Args& a, std::ostream& out) {
   std::unique_ptr<Timeline> timeline;
   const CpuTimes cpu0 = cpu_now();
   const auto t0 = Clock::now();
-  if (timeline_out != "-") timeline = std::make_unique<Timeline>(counters, std::chrono::milliseconds(timeline_ms), cores);
+  if (timeline_out != "-")
+    timeline = std::make_unique<Timeline>(counters, std::chrono::milliseconds(timeline_ms), cores);
 
   BfsResult rb;
   WccResult rw;
@@ -384,11 +395,16 @@ int cmd_run(const Args& a, std::ostream& out) {
   WalkResult rr;
   DfsResult rd;
   const bool record = values_out != "-";
-  if (algo == "bfs") rb = traverse->bfs(g, pool, variant, static_cast<uint32_t>(source));
-  else if (algo == "wcc") rw = traverse->wcc(g, pool, variant);
-  else if (algo == "pagerank") rp = pagerank(g, pool, variant, iterations, damping);
-  else if (algo == "randomwalk") rr = random_walk(g, pool, variant, walks, walk_length, seed, record);
-  else rd = pseudo_dfs(g, threads, static_cast<uint32_t>(source), threshold);
+  if (algo == "bfs")
+    rb = traverse->bfs(g, pool, variant, static_cast<uint32_t>(source));
+  else if (algo == "wcc")
+    rw = traverse->wcc(g, pool, variant);
+  else if (algo == "pagerank")
+    rp = pagerank(g, pool, variant, iterations, damping);
+  else if (algo == "randomwalk")
+    rr = random_walk(g, pool, variant, walks, walk_length, seed, record);
+  else
+    rd = pseudo_dfs(g, threads, static_cast<uint32_t>(source), threshold);
 
   const double runtime = seconds_since(t0);
   const CpuTimes cpu1 = cpu_now();
@@ -429,21 +445,27 @@ int cmd_run(const Args& a, std::ostream& out) {
   const double lock_wait = counters.lock_wait_ns.load() * 1e-9;
   std::ostringstream row;
   auto opt = [](bool on, const std::string& s) { return on ? s : std::string(); };
-  row << csv_field(path) << "," << algo << "," << variant_name << "," << engine_name << "," << threads << "," << requested << ","
-      << slots << "," << uint64_t{slots} * kBlockSize << "," << n << "," << g.edges() << "," << g.edge_blocks() << ","
-      << g.header().file_bytes << "," << (g.device().o_direct() ? 1 : 0) << "," << num(load_s) << "," << num(runtime) << ","
-      << num(user) << "," << num(sys) << "," << num(runtime > 0 ? (user + sys) / runtime / cores * 100 : 0) << "," << cores << ","
-      << reads << "," << bytes << "," << num(runtime > 0 ? bytes / runtime / 1048576.0 : 0) << "," << hits << "," << misses << ","
-      << num(hits + misses ? double(hits) / double(hits + misses) : 0) << "," << counters.lock_acquisitions.load() << ","
-      << num(lock_wait) << "," << num(runtime > 0 ? lock_wait / (runtime * threads) * 100 : 0) << ","
+  row << csv_field(path) << "," << algo << "," << variant_name << "," << engine_name << "," << threads << ","
+      << requested << "," << slots << "," << uint64_t{slots} * kBlockSize << "," << n << "," << g.edges() << ","
+      << g.edge_blocks() << "," << g.header().file_bytes << "," << (g.device().o_direct() ? 1 : 0) << "," << num(load_s)
+      << "," << num(runtime) << "," << num(user) << "," << num(sys) << ","
+      << num(runtime > 0 ? (user + sys) / runtime / cores * 100 : 0) << "," << cores << "," << reads << "," << bytes
+      << "," << num(runtime > 0 ? bytes / runtime / 1048576.0 : 0) << "," << hits << "," << misses << ","
+      << num(hits + misses ? double(hits) / double(hits + misses) : 0) << "," << counters.lock_acquisitions.load()
+      << "," << num(lock_wait) << "," << num(runtime > 0 ? lock_wait / (runtime * threads) * 100 : 0) << ","
       << opt(bfs_like, std::to_string(source)) << ","
-      << (algo == "bfs" ? std::to_string(rb.reached) : algo == "dfs" ? std::to_string(rd.visited) : "") << ","
-      << opt(algo == "bfs", std::to_string(rb.levels)) << "," << opt(algo == "wcc", std::to_string(rw.components)) << ","
-      << opt(algo == "pagerank", std::to_string(iterations)) << "," << opt(algo == "pagerank", num(damping, 17)) << ","
-      << opt(algo == "pagerank", num(rp.sum, 17)) << "," << opt(algo == "randomwalk", std::to_string(walks)) << ","
-      << opt(algo == "randomwalk", std::to_string(walk_length)) << "," << opt(algo == "randomwalk", std::to_string(rr.steps)) << ","
-      << opt(algo == "randomwalk", std::to_string(rr.dead_ends)) << "," << opt(algo == "randomwalk", std::to_string(seed)) << ","
-      << opt(algo == "dfs", std::to_string(threshold)) << "," << opt(algo == "dfs", std::to_string(rd.splits)) << "\n";
+      << (algo == "bfs"   ? std::to_string(rb.reached)
+          : algo == "dfs" ? std::to_string(rd.visited)
+                          : "")
+      << "," << opt(algo == "bfs", std::to_string(rb.levels)) << ","
+      << opt(algo == "wcc", std::to_string(rw.components)) << "," << opt(algo == "pagerank", std::to_string(iterations))
+      << "," << opt(algo == "pagerank", num(damping, 17)) << "," << opt(algo == "pagerank", num(rp.sum, 17)) << ","
+      << opt(algo == "randomwalk", std::to_string(walks)) << ","
+      << opt(algo == "randomwalk", std::to_string(walk_length)) << ","
+      << opt(algo == "randomwalk", std::to_string(rr.steps)) << ","
+      << opt(algo == "randomwalk", std::to_string(rr.dead_ends)) << ","
+      << opt(algo == "randomwalk", std::to_string(seed)) << "," << opt(algo == "dfs", std::to_string(threshold)) << ","
+      << opt(algo == "dfs", std::to_string(rd.splits)) << "\n";
   out << kRunColumns << "\n" << row.str();
   return 0;
 }
@@ -463,17 +485,18 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const std::string& cmd = args[1];
     if (cmd == "generate")
       return cmd_generate(Args(cmd, args, 2,
-                               {"model", "output", "seed", "vertices", "m", "scale", "edge-factor", "a", "b", "c", "rows", "cols",
-                                "removal", "shortcuts", "shortcut-span"},
+                               {"model", "output", "seed", "vertices", "m", "scale", "edge-factor", "a", "b", "c",
+                                "rows", "cols", "removal", "shortcuts", "shortcut-span"},
                                {}),
                           out);
-    if (cmd == "convert") return cmd_convert(Args(cmd, args, 2, {"input", "format", "output"}, {"undirected", "renumber"}), out);
+    if (cmd == "convert")
+      return cmd_convert(Args(cmd, args, 2, {"input", "format", "output"}, {"undirected", "renumber"}), out);
     if (cmd == "info") return cmd_info(Args(cmd, args, 2, {"graph", "sweeps"}, {}), out);
     if (cmd == "run")
       return cmd_run(Args(cmd, args, 2,
-                          {"graph", "algorithm", "variant", "io-threads", "io-engine", "cache-blocks", "cache-bytes", "cache-fraction",
-                           "source", "iterations", "damping", "walks", "walk-length", "seed", "dfs-threshold", "values-out",
-                           "timeline-out", "timeline-ms", "traversal"},
+                          {"graph", "algorithm", "variant", "io-threads", "io-engine", "cache-blocks", "cache-bytes",
+                           "cache-fraction", "source", "iterations", "damping", "walks", "walk-length", "seed",
+                           "dfs-threshold", "values-out", "timeline-out", "timeline-ms", "traversal"},
                           {}),
                      out);
     throw UsageError("unknown command '" + cmd + "' (allowed: generate, convert, info, run)");

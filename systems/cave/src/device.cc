@@ -96,7 +96,8 @@ class UringDevice final : public Device {
       if (res == -EINTR || res == -EAGAIN) continue;
       if (res < 0) {
         std::string msg = read_error(block, -res);
-        if (res == -EOPNOTSUPP || res == -EINVAL) msg += "; this file system may not support io_uring reads, use --io-engine threads";
+        if (res == -EOPNOTSUPP || res == -EINVAL)
+          msg += "; this file system may not support io_uring reads, use --io-engine threads";
         throw RuntimeError(msg);
       }
       if (res == 0) throw RuntimeError("read of block " + std::to_string(block) + " failed: unexpected end of file");
@@ -130,8 +131,9 @@ class UringDevice final : public Device {
 
 std::unique_ptr<Device> open_device(const std::string& path, IoEngine engine, Counters& counters) {
   if (engine == IoEngine::Uring && !uring_compiled())
-    throw UsageError("--io-engine uring: this cave was built without liburing (apt-get install liburing-dev pkg-config, "
-                     "then rebuild); use --io-engine threads");
+    throw UsageError(
+        "--io-engine uring: this cave was built without liburing (apt-get install liburing-dev pkg-config, "
+        "then rebuild); use --io-engine threads");
   int fd = open_direct(path);
 #ifdef CAVE_HAVE_URING
   if (engine == IoEngine::Uring) return std::make_unique<UringDevice>(fd, counters);

@@ -15,8 +15,9 @@ Graph::Graph(const std::string& path, IoEngine engine, Counters& counters) : cou
 
 uint32_t Graph::make_cache(uint32_t slots) {
   slots = std::max<uint32_t>(1, std::min(slots, std::max<uint32_t>(1, edge_blocks())));
-  cache_ = std::make_unique<ClockCache>(slots, edge_blocks(), *device_, header_.edge_region_block, counters_,
-                                        [check = check_.get()](uint32_t b, const uint32_t* data) { (*check)(b, data); });
+  cache_ =
+      std::make_unique<ClockCache>(slots, edge_blocks(), *device_, header_.edge_region_block, counters_,
+                                   [check = check_.get()](uint32_t b, const uint32_t* data) { (*check)(b, data); });
   return slots;
 }
 

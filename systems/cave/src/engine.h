@@ -114,11 +114,11 @@ class Pool {
 // Groups the (vertex, block) pairs of a vertex set by edge block, for ProcessQueueBlock: one
 // task per distinct block. A vertex whose list spans several blocks appears in each of them.
 struct BlockTasks {
-  std::vector<uint64_t> keys;    // (block << 32) | item, sorted
-  std::vector<size_t> starts;    // task t covers keys[starts[t] .. starts[t+1])
+  std::vector<uint64_t> keys;  // (block << 32) | item, sorted
+  std::vector<size_t> starts;  // task t covers keys[starts[t] .. starts[t+1])
   size_t size() const { return starts.empty() ? 0 : starts.size() - 1; }
   uint32_t block(size_t t) const { return static_cast<uint32_t>(keys[starts[t]] >> 32); }
-  void finish();                 // sorts the keys and computes the task boundaries
+  void finish();  // sorts the keys and computes the task boundaries
 };
 
 }  // namespace cave

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "artifact/atomic_file.h"
 #include "common.h"
 
 namespace cave {
@@ -64,22 +65,9 @@ class FirstFit {
 
 void check_block_count(uint64_t blocks) {
   if (blocks > kMaxEdgeBlocks)
-    throw RuntimeError("graph too large for the block format: it needs more than 2^22 = 4194304 edge blocks "
-                       "(16 GiB of edges; the vertex record has 22 bits for the edge block index)");
-}
-
-void write_all(int fd, const void* data, size_t bytes, uint64_t offset, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    ssize_t w = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw RuntimeError("cannot write " + path + ": " + errno_text(errno));
-    }
-    p += w;
-    bytes -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
-  }
+    throw RuntimeError(
+        "graph too large for the block format: it needs more than 2^22 = 4194304 edge blocks "
+        "(16 GiB of edges; the vertex record has 22 bits for the edge block index)");
 }
 
 void read_exact(int fd, void* buf, size_t bytes, uint64_t offset, const std::string& what) {
@@ -149,7 +137,8 @@ Packed pack(const Csr& g) {
   for (uint32_t v = 0; v < g.n; ++v) {
     const VertexRecord& rec = out.vertices[v];
     if (rec.degree == 0) continue;
-    std::copy(g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v]), g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v + 1]),
+    std::copy(g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v]),
+              g.adj.begin() + static_cast<ptrdiff_t>(g.offsets[v + 1]),
               out.edges.begin() + static_cast<ptrdiff_t>(rec.first_edge()));
   }
   return out;
@@ -174,24 +163,19 @@ void write_graph(const Csr& g, const std::string& path) {
   meta.num_edges = g.adj.size();
   std::memcpy(meta_block.get(), &meta, sizeof meta);
 
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw RuntimeError("cannot create " + tmp + ": " + errno_text(errno));
-  try {
-    write_all(fd, meta_block.get(), kBlockSize, 0, tmp);
-    std::vector<VertexRecord> vb(static_cast<size_t>(nvb) * kVerticesPerBlock, VertexRecord{0, 0});
-    std::copy(p.vertices.begin(), p.vertices.end(), vb.begin());
-    write_all(fd, vb.data(), vb.size() * sizeof(VertexRecord), kBlockSize, tmp);
-    write_all(fd, p.edges.data(), p.edges.size() * sizeof(uint32_t), (1ull + nvb) * kBlockSize, tmp);
-    if (::fsync(fd) != 0) throw RuntimeError("cannot fsync " + tmp + ": " + errno_text(errno));
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // start runs cold (they use O_DIRECT anyway)
-  } catch (...) {
+  // The meta block, the vertex blocks (the last one padded), the edge blocks: written whole or not at all.
+  artifact::AtomicFile file(path);
+  file.write(meta_block.get(), kBlockSize);
+  std::vector<VertexRecord> vb(static_cast<size_t>(nvb) * kVerticesPerBlock, VertexRecord{0, 0});
+  std::copy(p.vertices.begin(), p.vertices.end(), vb.begin());
+  file.write(vb.data(), vb.size() * sizeof(VertexRecord));
+  file.write(p.edges.data(), p.edges.size() * sizeof(uint32_t));
+  file.commit();
+  // Runs start cold (they use O_DIRECT anyway): the written pages, clean once synced, leave the cache.
+  if (int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
 }
 
 int open_direct(const std::string& path) {
@@ -199,7 +183,8 @@ int open_direct(const std::string& path) {
   if (fd < 0) {
     const int err = errno;
     if (err == EINVAL)
-      throw RuntimeError("cannot open " + path + " with O_DIRECT: the file system refuses direct I/O (" + errno_text(err) +
+      throw RuntimeError("cannot open " + path + " with O_DIRECT: the file system refuses direct I/O (" +
+                         errno_text(err) +
                          "); CAVE bypasses the page cache and does not fall back to buffered reads: put the graph on a "
                          "file system that supports O_DIRECT (ext4, xfs, an emussd mount)");
     throw RuntimeError("cannot open " + path + ": " + errno_text(err));
@@ -211,8 +196,7 @@ namespace {
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& what) {
   // "what" says where (file block, byte) and which value; the advice is the same for all.
-  throw RuntimeError("corrupt graph file " + path + ": " + what +
-                     "; convert the input again with `cave convert`");
+  throw RuntimeError("corrupt graph file " + path + ": " + what + "; convert the input again with `cave convert`");
 }
 
 std::string n2s(uint64_t v) { return std::to_string(v); }
@@ -232,34 +216,39 @@ GraphHeader read_header(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw RuntimeError("cannot stat " + path + ": " + errno_text(errno));
   h.file_bytes = static_cast<uint64_t>(st.st_size);
-  if (h.file_bytes < kBlockSize) throw RuntimeError(path + " is not a CAVE graph file (shorter than one 4096-byte block)");
+  if (h.file_bytes < kBlockSize)
+    throw RuntimeError(path + " is not a CAVE graph file (shorter than one 4096-byte block)");
   std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kBlockSize)));
   read_exact(fd, buf.get(), kBlockSize, 0, path + " (metadata block)");
   std::memcpy(&h.meta, buf.get(), sizeof h.meta);
   if (std::memcmp(h.meta.magic, kMagic, sizeof kMagic) != 0)
     throw RuntimeError(path + " is not a CAVE graph file (bad magic); convert it with `cave convert`");
   if (h.meta.version != kFormatVersion)
-    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version) + " (this cave reads version " +
-                       std::to_string(kFormatVersion) + "); convert the input again with this `cave convert`");
+    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version) +
+                       " (this cave reads version " + std::to_string(kFormatVersion) +
+                       "); convert the input again with this `cave convert`");
   const auto& m = h.meta;
   const std::string meta = "metadata block (file block 0): ";
-  if ((m.flags & ~kFlagSymmetric) != 0) corrupt(path, meta + "unknown flag bits " + n2s(m.flags) + " (only bit 0, symmetric, exists)");
+  if ((m.flags & ~kFlagSymmetric) != 0)
+    corrupt(path, meta + "unknown flag bits " + n2s(m.flags) + " (only bit 0, symmetric, exists)");
   if (m.num_vertices < 0 || m.num_blocks < 0 || m.num_vertex_blocks < 0 || m.num_edge_blocks < 0)
     corrupt(path, meta + "a negative count (num_vertices " + std::to_string(m.num_vertices) + ", num_blocks " +
                       std::to_string(m.num_blocks) + ", num_vertex_blocks " + std::to_string(m.num_vertex_blocks) +
                       ", num_edge_blocks " + std::to_string(m.num_edge_blocks) + ")");
   const uint32_t n = static_cast<uint32_t>(m.num_vertices);
   if (static_cast<uint32_t>(m.num_vertex_blocks) != vertex_blocks_for(n))
-    corrupt(path, meta + "num_vertex_blocks " + n2s(uint64_t(m.num_vertex_blocks)) + " does not hold num_vertices " + n2s(n) +
-                      " (that needs " + n2s(vertex_blocks_for(n)) + ")");
+    corrupt(path, meta + "num_vertex_blocks " + n2s(uint64_t(m.num_vertex_blocks)) + " does not hold num_vertices " +
+                      n2s(n) + " (that needs " + n2s(vertex_blocks_for(n)) + ")");
   if (uint64_t(m.num_edge_blocks) > kMaxEdgeBlocks)
-    corrupt(path, meta + "num_edge_blocks " + n2s(uint64_t(m.num_edge_blocks)) + " is more than the format can address (2^22)");
+    corrupt(path, meta + "num_edge_blocks " + n2s(uint64_t(m.num_edge_blocks)) +
+                      " is more than the format can address (2^22)");
   if (int64_t{m.num_blocks} != 1 + int64_t{m.num_vertex_blocks} + m.num_edge_blocks)
     corrupt(path, meta + "num_blocks " + n2s(uint64_t(m.num_blocks)) + " is not 1 + num_vertex_blocks " +
                       n2s(uint64_t(m.num_vertex_blocks)) + " + num_edge_blocks " + n2s(uint64_t(m.num_edge_blocks)));
   if (h.file_bytes != uint64_t(m.num_blocks) * kBlockSize)
-    corrupt(path, meta + "it describes " + n2s(uint64_t(m.num_blocks)) + " blocks (" + n2s(uint64_t(m.num_blocks) * kBlockSize) +
-                      " bytes) but the file has " + n2s(h.file_bytes) + " bytes (truncated or extended)");
+    corrupt(path, meta + "it describes " + n2s(uint64_t(m.num_blocks)) + " blocks (" +
+                      n2s(uint64_t(m.num_blocks) * kBlockSize) + " bytes) but the file has " + n2s(h.file_bytes) +
+                      " bytes (truncated or extended)");
   h.edge_region_block = 1ull + static_cast<uint64_t>(m.num_vertex_blocks);
   return h;
 }
@@ -313,19 +302,24 @@ std::vector<VertexRecord> read_vertices(int fd, const GraphHeader& h) {
       corrupt(h.path, "the record of vertex " + n2s(v) + " in " + record_place(v) + " puts its " + n2s(r.degree) +
                           " neighbours at edge block " + n2s(r.eb_idx()) + " offset " + n2s(r.eb_offset()) + why);
     };
-    if (r.first_edge() + r.degree > edge_blocks * kEdgesPerBlock) bad(", past the end of the " + n2s(edge_blocks) + " edge blocks");
+    if (r.first_edge() + r.degree > edge_blocks * kEdgesPerBlock)
+      bad(", past the end of the " + n2s(edge_blocks) + " edge blocks");
     if (r.degree <= kEdgesPerBlock && r.eb_offset() + r.degree > kEdgesPerBlock)
       bad(": a list of at most 1024 neighbours must lie inside one edge block");
-    if (r.degree > kEdgesPerBlock && r.eb_offset() != 0) bad(": a list of more than 1024 neighbours must start at offset 0");
+    if (r.degree > kEdgesPerBlock && r.eb_offset() != 0)
+      bad(": a list of more than 1024 neighbours must start at offset 0");
   }
   if (degrees != h.meta.num_edges)
-    corrupt(h.path, "the degrees in the vertex records sum to " + n2s(degrees) + " but the metadata block says num_edges = " +
-                        n2s(h.meta.num_edges));
+    corrupt(h.path, "the degrees in the vertex records sum to " + n2s(degrees) +
+                        " but the metadata block says num_edges = " + n2s(h.meta.num_edges));
   return all;
 }
 
 EdgeCheck::EdgeCheck(const GraphHeader& h, const std::vector<VertexRecord>& vertices)
-    : header_(h), vertices_(vertices), n_(static_cast<uint32_t>(vertices.size())), used_(uint64_t(h.meta.num_edge_blocks), 0) {
+    : header_(h),
+      vertices_(vertices),
+      n_(static_cast<uint32_t>(vertices.size())),
+      used_(uint64_t(h.meta.num_edge_blocks), 0) {
   // The lists of an edge block tile its first slots (first-fit packing appends each list to a
   // block): the slots they cover add up to the end of the last one, so no two lists overlap
   // and no slot between them is left out. Then the slots checked on each read are exactly the
@@ -361,9 +355,9 @@ EdgeCheck::EdgeCheck(const GraphHeader& h, const std::vector<VertexRecord>& vert
   if (sum > 0) flush();
   for (uint64_t b = 0; b < used_.size(); ++b)
     if (covered[b] != used_[b])
-      corrupt(h.path, "the vertex records put " + n2s(covered[b]) + " list entries in edge block " + n2s(b) + " (file block " +
-                          n2s(h.edge_region_block + b) + ") but its last list ends at slot " + n2s(used_[b]) +
-                          (covered[b] > used_[b] ? ": two lists overlap" : ": the lists leave a gap"));
+      corrupt(h.path, "the vertex records put " + n2s(covered[b]) + " list entries in edge block " + n2s(b) +
+                          " (file block " + n2s(h.edge_region_block + b) + ") but its last list ends at slot " +
+                          n2s(used_[b]) + (covered[b] > used_[b] ? ": two lists overlap" : ": the lists leave a gap"));
 }
 
 void EdgeCheck::fail(uint32_t b, const uint32_t* block) const {
@@ -382,7 +376,8 @@ void EdgeCheck::fail(uint32_t b, const uint32_t* block) const {
 
 std::vector<uint32_t> read_edge_region(int fd, const GraphHeader& h) {
   std::vector<uint32_t> edges(static_cast<size_t>(h.meta.num_edge_blocks) * kEdgesPerBlock);
-  read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks), h.path + " (edge blocks)");
+  read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks),
+              h.path + " (edge blocks)");
   return edges;
 }
 

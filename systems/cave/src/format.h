@@ -1,4 +1,4 @@
-// The block file of thesis §5.5 [T:1225-1238] (spec cave.md §1.1); byte layout in README.md.
+// The block file of thesis §5.4.1 [T:1225-1238]; byte layout in README.md.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +21,13 @@ constexpr uint32_t kFlagSymmetric = 1;  // every stored edge (u,v) has its rever
 // the version, flags and the edge count, then zeros.
 struct MetaBlock {
   int32_t num_vertices;
-  int32_t num_blocks;         // all blocks of the file, metadata block included
+  int32_t num_blocks;  // all blocks of the file, metadata block included
   int32_t num_vertex_blocks;
   int32_t num_edge_blocks;
   char magic[8];
   uint32_t version;
   uint32_t flags;
-  uint64_t num_edges;         // stored adjacency entries (sum of degrees)
+  uint64_t num_edges;  // stored adjacency entries (sum of degrees)
 };
 
 struct VertexRecord {

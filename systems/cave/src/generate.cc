@@ -6,25 +6,17 @@
 #include <memory>
 #include <vector>
 
+#include "artifact/atomic_file.h"
 #include "common.h"
 
 namespace cave {
 
 namespace {
 
+// The edge list, written whole or not at all (artifact::AtomicFile), formatted in a buffer of its own.
 class EdgeWriter {
  public:
-  explicit EdgeWriter(const std::string& path) : path_(path), tmp_(path + ".tmp") {
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_) throw RuntimeError("cannot create " + tmp_ + ": " + errno_text(errno));
-    buf_.resize(1 << 20);
-  }
-  ~EdgeWriter() {
-    if (f_) {
-      std::fclose(f_);
-      std::remove(tmp_.c_str());
-    }
-  }
+  explicit EdgeWriter(const std::string& path) : file_(path) { buf_.resize(1 << 20); }
   void comment(const std::string& text) {
     flush_if(text.size() + 4);
     buf_[used_++] = '#';
@@ -43,13 +35,7 @@ class EdgeWriter {
   }
   void close() {
     flush();
-    if (std::fclose(f_) != 0) {
-      f_ = nullptr;
-      throw RuntimeError("cannot write " + tmp_ + ": " + errno_text(errno));
-    }
-    f_ = nullptr;
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-      throw RuntimeError("cannot rename " + tmp_ + " to " + path_ + ": " + errno_text(errno));
+    file_.commit();
   }
   uint64_t edges = 0;
 
@@ -68,11 +54,10 @@ class EdgeWriter {
     if (need > buf_.size()) buf_.resize(need);
   }
   void flush() {
-    if (used_ && std::fwrite(buf_.data(), 1, used_, f_) != used_) throw RuntimeError("cannot write " + tmp_ + ": " + errno_text(errno));
+    file_.write(buf_.data(), used_);
     used_ = 0;
   }
-  std::string path_, tmp_;
-  FILE* f_ = nullptr;
+  artifact::AtomicFile file_;
   std::vector<char> buf_;
   size_t used_ = 0;
 };
@@ -216,8 +201,9 @@ GenerateResult generate(const GenerateOptions& o, const std::string& output) {
       if (!(o.removal >= 0 && o.removal <= 1)) throw UsageError("--removal must be in [0, 1]");
       if (!(o.shortcuts >= 0 && o.shortcuts <= 1)) throw UsageError("--shortcuts must be in [0, 1]");
       res.vertices = uint64_t{o.rows} * o.cols;
-      desc = "model=road rows=" + std::to_string(o.rows) + " cols=" + std::to_string(o.cols) + " removal=" + fmt(o.removal) +
-             " shortcuts=" + fmt(o.shortcuts) + " shortcut_span=" + std::to_string(o.shortcut_span);
+      desc = "model=road rows=" + std::to_string(o.rows) + " cols=" + std::to_string(o.cols) +
+             " removal=" + fmt(o.removal) + " shortcuts=" + fmt(o.shortcuts) +
+             " shortcut_span=" + std::to_string(o.shortcut_span);
       break;
   }
   EdgeWriter w(output);

@@ -22,8 +22,8 @@ struct GenerateOptions {
   double a = 0.57, b = 0.19, c = 0.19;
   // road: rows x cols grid (4-neighbour); a random spanning tree of the grid is kept (the
   // graph is connected) and every other grid edge is removed with probability `removal`
-  // (mean degree about 2 + 2 (1 - removal)); each vertex gets a shortcut with probability `shortcuts` to a random vertex
-  // at most `shortcut_span` rows and columns away.
+  // (mean degree about 2 + 2 (1 - removal)); each vertex gets a shortcut with probability `shortcuts` to a random
+  // vertex at most `shortcut_span` rows and columns away.
   uint32_t rows = 300, cols = 300;
   double removal = 0.6;
   double shortcuts = 0.01;

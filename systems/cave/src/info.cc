@@ -22,7 +22,8 @@ GraphInfo graph_info(const std::string& path, uint32_t sweeps) {
     EdgeCheck check(h, vs);
     if (sweeps > 0) {
       edges = read_edge_region(fd, h);
-      for (uint32_t b = 0; b < uint32_t(h.meta.num_edge_blocks); ++b) check(b, edges.data() + uint64_t{b} * kEdgesPerBlock);
+      for (uint32_t b = 0; b < uint32_t(h.meta.num_edge_blocks); ++b)
+        check(b, edges.data() + uint64_t{b} * kEdgesPerBlock);
     }
   } catch (...) {
     ::close(fd);

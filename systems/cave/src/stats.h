@@ -7,7 +7,7 @@
 namespace cave {
 
 struct Counters {
-  std::atomic<uint64_t> reads{0};              // block reads issued to the device
+  std::atomic<uint64_t> reads{0};  // block reads issued to the device
   std::atomic<uint64_t> bytes_read{0};
   std::atomic<uint64_t> hits{0};               // cache pool lookups served from memory
   std::atomic<uint64_t> misses{0};             // lookups that read the block from the device

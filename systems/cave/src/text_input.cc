@@ -78,12 +78,15 @@ class Parser {
     uint64_t v = 0;
     bool ok = true;
     while (p < end && !space(*p)) {
-      if (*p < '0' || *p > '9' || v > 0xffffffffull) ok = false;
-      else v = v * 10 + static_cast<uint64_t>(*p - '0');
+      if (*p < '0' || *p > '9' || v > 0xffffffffull)
+        ok = false;
+      else
+        v = v * 10 + static_cast<uint64_t>(*p - '0');
       ++p;
     }
     if (!ok || v >= 0xffffffffull)
-      throw RuntimeError(path_ + ":" + std::to_string(lineno_) + ": expected a vertex id (an unsigned integer below 4294967295), got '" +
+      throw RuntimeError(path_ + ":" + std::to_string(lineno_) +
+                         ": expected a vertex id (an unsigned integer below 4294967295), got '" +
                          std::string(start, std::min<size_t>(static_cast<size_t>(p - start), 40)) + "'");
     out = id(static_cast<uint32_t>(v));
     return true;

@@ -17,9 +17,9 @@ struct ConvertOptions {
 
 struct ConvertStats {
   uint64_t lines = 0;
-  uint64_t input_edges = 0;       // edges read from the file (before symmetrizing and de-duplication)
+  uint64_t input_edges = 0;  // edges read from the file (before symmetrizing and de-duplication)
   uint64_t duplicates_removed = 0;
-  uint64_t self_loops = 0;        // stored self-loops
+  uint64_t self_loops = 0;  // stored self-loops
 };
 
 // Edge list: one edge `u v` per line, whitespace separated, further columns ignored; lines

@@ -9,8 +9,8 @@ namespace {
 
 // PBFS levels from `frontier` (already marked), shared by BFS and WCC. level[] is the
 // visited array (CAS from -1); the component's vertices are appended to `seen` if given.
-void pbfs(Graph& g, Pool& pool, Variant variant, std::vector<uint32_t> frontier, std::vector<std::atomic<int32_t>>& level,
-          uint64_t& reached, uint32_t& levels, std::vector<uint32_t>* seen) {
+void pbfs(Graph& g, Pool& pool, Variant variant, std::vector<uint32_t> frontier,
+          std::vector<std::atomic<int32_t>>& level, uint64_t& reached, uint32_t& levels, std::vector<uint32_t>* seen) {
   std::vector<std::vector<uint32_t>> next(pool.size());
   BlockTasks tasks;
   int32_t depth = 0;
@@ -69,8 +69,9 @@ BfsResult bfs(Graph& g, Pool& pool, Variant variant, uint32_t source) {
 
 WccResult wcc(Graph& g, Pool& pool, Variant variant) {
   if (!g.symmetric())
-    throw UsageError("--algorithm wcc needs a symmetric graph (weak connectivity follows edges both ways): "
-                     "convert the input with --undirected");
+    throw UsageError(
+        "--algorithm wcc needs a symmetric graph (weak connectivity follows edges both ways): "
+        "convert the input with --undirected");
   WccResult r;
   const uint32_t n = g.n();
   std::vector<std::atomic<int32_t>> visited(n);

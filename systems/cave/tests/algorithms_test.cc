@@ -1,8 +1,9 @@
+#include "algorithms.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "algorithms.h"
 #include "common.h"
 #include "test_util.h"
 #include "text_input.h"
@@ -107,8 +108,10 @@ TEST_F(Algorithms, PageRankIsBitIdenticalAcrossVariantsAndThreads) {
       g.make_cache(threads == 1 ? 8 : 100000);
       Pool pool(threads);
       auto r = pagerank(g, pool, var, 5, 0.85);
-      if (first.empty()) first = r.score;
-      else EXPECT_EQ(r.score, first);
+      if (first.empty())
+        first = r.score;
+      else
+        EXPECT_EQ(r.score, first);
     }
   // one iteration by hand
   Counters c;
@@ -138,8 +141,10 @@ TEST_F(Algorithms, RandomWalksFollowEdgesAndDoNotDependOnThreads) {
       uint64_t steps = 0;
       for (auto& p : r.paths) steps += p.size() - 1;
       EXPECT_EQ(steps, r.steps);
-      if (first.empty()) first = r.paths;
-      else EXPECT_EQ(r.paths, first);
+      if (first.empty())
+        first = r.paths;
+      else
+        EXPECT_EQ(r.paths, first);
     }
 }
 
@@ -158,7 +163,9 @@ TEST_F(Algorithms, PseudoDfsVisitsEveryReachableVertexOnce) {
     std::sort(ranks.begin(), ranks.end());
     for (size_t i = 0; i < ranks.size(); ++i) ASSERT_EQ(ranks[i], int64_t(i));  // each visited exactly once
     EXPECT_EQ(r.visited, ranks.size());
-    if (threads > 1) { EXPECT_GT(r.splits, 0u); }
+    if (threads > 1) {
+      EXPECT_GT(r.splits, 0u);
+    }
   }
 }
 

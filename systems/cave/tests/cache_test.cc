@@ -1,10 +1,11 @@
+#include "cache.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
-#include "cache.h"
 #include "common.h"
 #include "engine.h"
 #include "format.h"
@@ -37,7 +38,10 @@ TEST(ClockCache, HitsMissesAndEviction) {
   EXPECT_EQ(c.misses.load(), 2u);
   EXPECT_EQ(c.hits.load(), 2u);
   EXPECT_EQ(c.reads.load(), 2u);
-  { Pinned p(g.cache(), 2); EXPECT_EQ(p.data()[0], 2u); }  // evicts one of 0, 1
+  {
+    Pinned p(g.cache(), 2);
+    EXPECT_EQ(p.data()[0], 2u);
+  }  // evicts one of 0, 1
   EXPECT_EQ(c.misses.load(), 3u);
   { Pinned p(g.cache(), 2); }
   EXPECT_EQ(c.hits.load(), 3u);

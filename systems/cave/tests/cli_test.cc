@@ -1,10 +1,11 @@
+#include "cli.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "cli.h"
 #include "format.h"
 #include "test_util.h"
 
@@ -26,7 +27,8 @@ Result run(std::vector<std::string> args) {
 TEST(Cli, BadArgumentsExit2AndNameTheOption) {
   auto r = run({"run", "--graph", "x", "--algorithm", "sssp"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("cave: error: --algorithm must be one of bfs|wcc|pagerank|randomwalk|dfs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cave: error: --algorithm must be one of bfs|wcc|pagerank|randomwalk|dfs"), std::string::npos)
+      << r.err;
   r = run({"run", "--graph", "x", "--algorithm", "bfs", "--io-threads", "0"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--io-threads must be in [1, 4096]"), std::string::npos) << r.err;
@@ -83,8 +85,9 @@ void patch(const std::string& path, uint64_t offset, const std::string& bytes) {
 }
 
 const std::vector<std::pair<std::string, std::string>> kAllRuns = {
-    {"bfs", "nonblocked"},      {"bfs", "blocked"},      {"wcc", "nonblocked"}, {"wcc", "blocked"}, {"pagerank", "nonblocked"},
-    {"pagerank", "blocked"},    {"randomwalk", "nonblocked"}, {"randomwalk", "blocked"}, {"dfs", "nonblocked"}};
+    {"bfs", "nonblocked"},        {"bfs", "blocked"},         {"wcc", "nonblocked"},
+    {"wcc", "blocked"},           {"pagerank", "nonblocked"}, {"pagerank", "blocked"},
+    {"randomwalk", "nonblocked"}, {"randomwalk", "blocked"},  {"dfs", "nonblocked"}};
 
 // Issue 18: `0 1`, `1 2` converted undirected, bytes 8192..8195 := 00 00 00 70. Every
 // algorithm and `info` died with SIGSEGV; now each stops with exit 1 and names the place.
@@ -94,9 +97,10 @@ TEST(Cli, CorruptNeighbourIdIsAClearError) {
   std::ofstream(e) << "0 1\n1 2\n";
   ASSERT_EQ(run({"convert", "--input", e, "--format", "snap", "--undirected", "--output", g}).rc, 0);
   patch(g, 8192, std::string("\x00\x00\x00\x70", 4));
-  const std::string want = "cave: error: corrupt graph file " + g +
-                           ": edge block 0 (file block 2, byte 8192) holds neighbour id 1879048192 in the list of vertex 0, but "
-                           "the graph has 3 vertices (ids 0 to 2); convert the input again with `cave convert`\n";
+  const std::string want =
+      "cave: error: corrupt graph file " + g +
+      ": edge block 0 (file block 2, byte 8192) holds neighbour id 1879048192 in the list of vertex 0, but "
+      "the graph has 3 vertices (ids 0 to 2); convert the input again with `cave convert`\n";
   for (const auto& [algo, variant] : kAllRuns)
     for (const char* threads : {"1", "4"}) {
       auto r = run({"run", "--graph", g, "--algorithm", algo, "--variant", variant, "--io-threads", threads});
@@ -119,7 +123,8 @@ TEST(Cli, CorruptBlockFoundByAWorkerStopsTheRun) {
   const uint64_t size = std::filesystem::file_size(g);
   patch(g, size - kBlockSize + 40, std::string("\xff\xff\xff\x7f", 4));  // slot 10 of the last edge block
   for (const auto& [algo, variant] : kAllRuns) {
-    auto r = run({"run", "--graph", g, "--algorithm", algo, "--variant", variant, "--io-threads", "8", "--cache-blocks", "2"});
+    auto r = run(
+        {"run", "--graph", g, "--algorithm", algo, "--variant", variant, "--io-threads", "8", "--cache-blocks", "2"});
     EXPECT_EQ(r.rc, 1) << algo << " " << variant;
     EXPECT_NE(r.err.find("holds neighbour id 2147483647 in the list of vertex"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");

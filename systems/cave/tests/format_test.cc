@@ -1,3 +1,5 @@
+#include "format.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +8,6 @@
 #include <fstream>
 
 #include "common.h"
-#include "format.h"
 #include "test_util.h"
 #include "text_input.h"
 

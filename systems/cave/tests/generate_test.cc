@@ -1,10 +1,11 @@
+#include "generate.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "generate.h"
 #include "test_util.h"
 #include "text_input.h"
 

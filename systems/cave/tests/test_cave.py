@@ -36,7 +36,8 @@ def column(rows, key):
 def check_all(binary, graph: Path, a, tmp: Path, source=0, configs=None, symmetric=True):
     """BFS levels, WCC labels and PageRank equal the reference for every configuration."""
     n = a.shape[0]
-    configs = configs or [dict(variant=v, io_threads=t, cache_blocks=c) for v in VARIANTS for t in (1, 8) for c in (1, 100000)]
+    configs = configs or [dict(variant=v, io_threads=t, cache_blocks=c)
+                          for v in VARIANTS for t in (1, 8) for c in (1, 100000)]
     want_bfs = reference.bfs_levels(a, source)
     want_wcc = reference.wcc_labels(a) if symmetric else None
     want_pr = reference.pagerank(a, 10, 0.85)
@@ -63,7 +64,8 @@ def check_all(binary, graph: Path, a, tmp: Path, source=0, configs=None, symmetr
 
 
 def test_googletest_unit_tests_pass(binary):
-    proc = subprocess.run(["ctest", "--output-on-failure", "-j2"], cwd=binary.parent, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(["ctest", "--output-on-failure", "-j2"], cwd=binary.parent, capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "100% tests passed" in proc.stdout
 
@@ -145,10 +147,12 @@ def test_hub_over_many_blocks_and_pagerank_bits_do_not_depend_on_threads(binary,
     outs = []
     for v in VARIANTS:
         for t in (1, 8):
-            _, got = values(binary, graph, "pagerank", tmp_path / f"pr{v}{t}.csv", variant=v, io_threads=t, cache_blocks=3)
+            _, got = values(binary, graph, "pagerank", tmp_path / f"pr{v}{t}.csv",
+                            variant=v, io_threads=t, cache_blocks=3)
             outs.append(column(got, "score"))
     assert all(np.array_equal(o, outs[0]) for o in outs)  # bit for bit
-    check_all(binary, graph, reference.load_cave(graph), tmp_path, configs=[dict(variant="blocked", io_threads=4, cache_blocks=1)])
+    check_all(binary, graph, reference.load_cave(graph), tmp_path,
+              configs=[dict(variant="blocked", io_threads=4, cache_blocks=1)])
 
 
 # ------------------------------------------------------------------ property-based
@@ -165,8 +169,10 @@ def graphs(draw):
     return n, edges
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(g=graphs(), source_frac=st.floats(0, 0.999), threads=st.sampled_from([1, 3, 8]), cache=st.sampled_from([1, 2, 1000]))
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(g=graphs(), source_frac=st.floats(0, 0.999), threads=st.sampled_from([1, 3, 8]),
+       cache=st.sampled_from([1, 2, 1000]))
 def test_property_random_graphs(binary, tmp_path, g, source_frac, threads, cache):
     n, edges = g
     text = tmp_path / "g.adj"
@@ -183,8 +189,8 @@ def test_property_random_graphs(binary, tmp_path, g, source_frac, threads, cache
     configs = [dict(variant=v, io_threads=threads, cache_blocks=cache) for v in VARIANTS]
     check_all(binary, graph, a, tmp_path, source=source, configs=configs)
     if n:
-        row, got = values(binary, graph, "dfs", tmp_path / "d.csv", source=source, io_threads=threads, cache_blocks=cache,
-                          dfs_threshold=2)
+        row, got = values(binary, graph, "dfs", tmp_path / "d.csv", source=source, io_threads=threads,
+                          cache_blocks=cache, dfs_threshold=2)
         order = column(got, "order")
         reach = reference.bfs_levels(a, source) >= 0
         assert np.array_equal(order >= 0, reach)
@@ -202,7 +208,8 @@ def test_empty_graph(binary, tmp_path):
     assert engine.run(binary, graph=graph, algorithm="pagerank")["pagerank_sum"] == 0
     # no vertex to start from: refused before running, with or without --source
     for algorithm, source in [("bfs", None), ("bfs", 0), ("dfs", 0), ("dfs", 7), ("randomwalk", None)]:
-        with pytest.raises(CaveError, match=f"--algorithm {algorithm} needs a start vertex, but .*g.cave has no vertices") as e:
+        with pytest.raises(CaveError, match=f"--algorithm {algorithm} needs a start vertex, "
+                                            "but .*g.cave has no vertices") as e:
             engine.run(binary, graph=graph, algorithm=algorithm, source=source)
         assert e.value.returncode == 2
     # vertices but no edges: every vertex is its own component, nothing is read
@@ -283,8 +290,10 @@ def test_pseudo_dfs_visits_each_reachable_vertex_once(binary, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", "--graph", "g", "--algorithm", "sssp"], "--algorithm must be one of bfs|wcc|pagerank|randomwalk|dfs, got 'sssp'"),
-    (["run", "--graph", "g", "--algorithm", "bfs", "--io-threads", "x"], "--io-threads needs a whole number in [1, 4096]"),
+    (["run", "--graph", "g", "--algorithm", "sssp"],
+     "--algorithm must be one of bfs|wcc|pagerank|randomwalk|dfs, got 'sssp'"),
+    (["run", "--graph", "g", "--algorithm", "bfs", "--io-threads", "x"],
+     "--io-threads needs a whole number in [1, 4096]"),
     (["run", "--graph", "g", "--algorithm", "bfs", "--cache-fraction", "2"], "--cache-fraction must be in [1e-09, 1]"),
     (["run", "--graph", "g", "--algorithm", "bfs", "--io-engine", "aio"], "--io-engine must be one of threads|uring"),
     (["run", "--graph", "g", "--algorithm", "bfs", "--variant", "fast"], "--variant must be one of nonblocked|blocked"),
@@ -373,8 +382,9 @@ def test_graph_file_is_opened_with_o_direct(binary, tmp_path):
     engine.generate(binary, edges, model="road", rows=200, cols=200, seed=1)
     graph = tmp_path / "g.cave"
     engine.convert(binary, edges, graph, undirected=True, renumber=True)
-    proc = subprocess.Popen([str(binary), "run", "--graph", str(graph), "--algorithm", "pagerank", "--iterations", "200",
-                             "--cache-blocks", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(binary), "run", "--graph", str(graph), "--algorithm", "pagerank",
+                             "--iterations", "200", "--cache-blocks", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     flags = None
     try:
         deadline = time.monotonic() + 20
@@ -404,7 +414,8 @@ def test_counters_and_timeline(binary, tmp_path):
                      timeline_out=tl, timeline_ms=5)
     assert row["block_reads"] == row["cache_misses"] > 0
     assert row["bytes_read"] == 4096 * row["block_reads"]
-    assert row["cache_hits"] + row["cache_misses"] >= row["reached"] - 1  # every vertex with neighbours looks its list up
+    # every vertex with neighbours looks its list up
+    assert row["cache_hits"] + row["cache_misses"] >= row["reached"] - 1
     assert row["cache_blocks"] == 8 and row["cache_bytes"] == 8 * 4096
     assert 0 <= row["lock_wait_pct"] <= 100 and row["lock_acquisitions"] >= row["cache_hits"] + row["cache_misses"]
     assert row["cpu_user_s"] + row["cpu_sys_s"] > 0
@@ -424,7 +435,8 @@ def test_io_uring_engine(binary, tmp_path):
     engine.convert(binary, edges, graph, undirected=True, renumber=True)
     want = engine.run(binary, graph=graph, algorithm="bfs", io_threads=4, values_out=tmp_path / "a.csv")
     try:
-        got = engine.run(binary, graph=graph, algorithm="bfs", io_threads=4, io_engine="uring", values_out=tmp_path / "b.csv")
+        got = engine.run(binary, graph=graph, algorithm="bfs", io_threads=4, io_engine="uring",
+                         values_out=tmp_path / "b.csv")
     except CaveError as e:
         assert "--io-engine threads" in str(e)  # built without liburing, or io_uring refused: says what to do
         pytest.skip(f"io_uring not usable here: {e}")

@@ -4,7 +4,6 @@ known k_r, and a quick-profile-sized graph on the local disk."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,8 @@ def emussd_binary():
     from emussd.harness import build, fuse_available
 
     if not fuse_available():
-        pytest.skip("/dev/fuse is absent: the emulated SSD needs FUSE (modprobe fuse; in a container --device /dev/fuse)")
+        pytest.skip("/dev/fuse is absent: the emulated SSD needs FUSE "
+                    "(modprobe fuse; in a container --device /dev/fuse)")
     if shutil.which("fusermount3") is None:
         pytest.skip("fusermount3 not found: apt-get install fuse3")
     return build()

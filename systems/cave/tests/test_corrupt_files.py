@@ -91,7 +91,8 @@ def record(v: int) -> int:
 
 
 @pytest.mark.parametrize("damage,fragments", [
-    (lambda p: p.write_bytes(p.read_bytes()[:-BLOCK]), ["describes 3 blocks (12288 bytes) but the file has 8192 bytes"]),
+    (lambda p: p.write_bytes(p.read_bytes()[:-BLOCK]),
+     ["describes 3 blocks (12288 bytes) but the file has 8192 bytes"]),
     (lambda p: p.write_bytes(p.read_bytes() + b"\0" * 100), ["but the file has 12388 bytes"]),
     (lambda p: overwrite(p, 0, struct.pack("<i", 600)), ["num_vertex_blocks 1 does not hold num_vertices 600"]),
     (lambda p: overwrite(p, 0, struct.pack("<i", -1)), ["a negative count (num_vertices -1"]),
@@ -103,14 +104,16 @@ def record(v: int) -> int:
      ["the record of vertex 1 in vertex block 0 (file block 1, byte 4104) puts its 5000 neighbours at edge block 0 "
       "offset 0, past the end of the 1 edge blocks"]),
     (lambda p: overwrite(p, record(1), struct.pack("<II", 2, (5 << 10) | 1)), ["past the end of the 1 edge blocks"]),
-    (lambda p: overwrite(p, record(2), struct.pack("<II", 1, 1023)), ["but its last list ends at slot 1024: the lists leave a gap"]),
-    (lambda p: overwrite(p, record(2), struct.pack("<II", 1, 0)), ["put 4 list entries in edge block 0 (file block 2) but "
-                                                                   "its last list ends at slot 3: two lists overlap"]),
+    (lambda p: overwrite(p, record(2), struct.pack("<II", 1, 1023)),
+     ["but its last list ends at slot 1024: the lists leave a gap"]),
+    (lambda p: overwrite(p, record(2), struct.pack("<II", 1, 0)),
+     ["put 4 list entries in edge block 0 (file block 2) but "
+      "its last list ends at slot 3: two lists overlap"]),
     (lambda p: overwrite(p, 2 * BLOCK + 4 * 3, struct.pack("<I", 0xFFFFFFFF)),
      ["edge block 0 (file block 2, byte 8204) holds neighbour id 4294967295 in the list of vertex 2"]),
     (lambda p: overwrite(p, 2 * BLOCK + 4 * 2, struct.pack("<I", 3)),
-     ["edge block 0 (file block 2, byte 8200) holds neighbour id 3 in the list of vertex 1, but the graph has 3 vertices "
-      "(ids 0 to 2)"]),
+     ["edge block 0 (file block 2, byte 8200) holds neighbour id 3 in the list of vertex 1, "
+      "but the graph has 3 vertices (ids 0 to 2)"]),
 ])  # fmt: skip
 def test_each_check_names_the_file_the_place_and_the_value(binary, small, damage, fragments):
     damage(small)
@@ -133,7 +136,8 @@ def test_list_crossing_a_block_is_refused(binary, tmp_path):
                    "a list of at most 1024 neighbours must lie inside one edge block")
     overwrite(graph, record(0), struct.pack("<II", 1099, 5))
     overwrite(graph, 32, struct.pack("<Q", 1099))
-    assert_refused(cave(binary, "info", "--graph", graph), graph, "a list of more than 1024 neighbours must start at offset 0")
+    assert_refused(cave(binary, "info", "--graph", graph), graph,
+                   "a list of more than 1024 neighbours must start at offset 0")
 
 
 # ------------------------------------------------------------------ fuzz
@@ -177,7 +181,8 @@ def mutate(data: bytes, seed: int) -> bytes:
     elif kind == 2:
         pos = int(rng.integers(lo, hi - 3)) & ~3
         r = rng.random()  # another valid id (the damage the checks cannot see), an edge case, or anything
-        value = int(rng.integers(0, n)) if r < 0.4 else int(rng.choice(INTERESTING)) if r < 0.7 else int(rng.integers(0, 2**32))
+        value = (int(rng.integers(0, n)) if r < 0.4 else int(rng.choice(INTERESTING)) if r < 0.7
+                 else int(rng.integers(0, 2**32)))
         out[pos : pos + 4] = struct.pack("<I", value)
     elif kind == 3:
         pos = int(rng.integers(lo, hi))

@@ -86,7 +86,8 @@ def run(system, io_threads, cache_fraction, runtime, repetition=0, graph="social
 
 def test_summary_averages_repetitions_and_normalizes_each_line():
     runs = pd.DataFrame([run("CAVE_blocked", 1, 0.03, 8.0), run("CAVE_blocked", 1, 0.03, 10.0, repetition=1),
-                         run("CAVE_blocked", 4, 0.03, 3.0), run("CAVE_blocked", 16, 0.03, 2.0)]).assign(figure="fig_5_8")
+                         run("CAVE_blocked", 4, 0.03, 3.0),
+                         run("CAVE_blocked", 16, 0.03, 2.0)]).assign(figure="fig_5_8")
     out = summarize(runs, {"fig_5_8": ""})
     assert list(out.columns) == list(FIGURE_COLUMNS)
     assert out["runtime_s"].tolist() == [9.0, 3.0, 2.0]

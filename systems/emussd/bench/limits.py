@@ -105,7 +105,8 @@ def run_precision(out: Path) -> None:
     print("sleep overshoot (us): slack threads duration -> median p99")
     for r in rows:
         o = r["overshoot_us"]
-        print(f"  {r['timer_slack_ns']:>6} {r['threads']:>3} {r['duration_us']:>5} -> {o['median']:7.1f} {o['p99']:7.1f}")
+        print(f"  {r['timer_slack_ns']:>6} {r['threads']:>3} {r['duration_us']:>5} "
+              f"-> {o['median']:7.1f} {o['p99']:7.1f}")
 
 
 def run_cpu(binary: Path, out: Path, tmp: Path) -> None:

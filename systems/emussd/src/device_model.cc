@@ -58,8 +58,8 @@ uint64_t DeviceModel::pages_of(Op op, uint64_t bytes) const {
 }
 
 int64_t DeviceModel::service_time_ns(Op op, uint64_t bytes) const {
-  const double page_ns = params_.read_latency_us * 1000.0 * params_.time_dilation *
-                         (op == Op::kWrite ? params_.alpha : 1.0);
+  const double page_ns =
+      params_.read_latency_us * 1000.0 * params_.time_dilation * (op == Op::kWrite ? params_.alpha : 1.0);
   return std::llround(page_ns * static_cast<double>(pages_of(op, bytes)));
 }
 
@@ -69,9 +69,9 @@ int64_t DeviceModel::book_channel(int64_t from, int64_t length, int64_t now) {
   for (size_t c = 0; c < channel_bookings_.size(); ++c) {
     auto& booked = channel_bookings_[c];
     // Bookings that ended are of no more use (every later request starts after now).
-    booked.erase(std::remove_if(booked.begin(), booked.end(),
-                                [now](const auto& interval) { return interval.second <= now; }),
-                 booked.end());
+    booked.erase(
+        std::remove_if(booked.begin(), booked.end(), [now](const auto& interval) { return interval.second <= now; }),
+        booked.end());
     int64_t t = from;
     for (const auto& [start, end] : booked) {  // ascending starts: the first gap that fits
       if (end <= t) continue;
@@ -117,8 +117,7 @@ Booking DeviceModel::book(Op op, uint64_t bytes, int64_t now) {
   // Waiting now: booked requests whose start is still ahead (ascending starts).
   while (!q.waiting_starts.empty() && q.waiting_starts.front() <= now) q.waiting_starts.pop_front();
   if (start > now) q.waiting_starts.push_back(start);
-  q.counters.max_queue_length =
-      std::max<uint64_t>(q.counters.max_queue_length, q.waiting_starts.size());
+  q.counters.max_queue_length = std::max<uint64_t>(q.counters.max_queue_length, q.waiting_starts.size());
   return Booking{op, now, start, end};
 }
 
@@ -177,8 +176,8 @@ std::string DeviceModel::params_json() const {
                 "time_dilation on the wall clock\",\n"
                 "  \"times\": \"every time under ops is wall-clock (declared times x "
                 "time_dilation)\"}",
-                params_.read_latency_us, params_.alpha, params_.k_r, params_.k_w,
-                params_.page_size, params_.channels, params_.time_dilation);
+                params_.read_latency_us, params_.alpha, params_.k_r, params_.k_w, params_.page_size, params_.channels,
+                params_.time_dilation);
   return buf;
 }
 
@@ -198,21 +197,19 @@ std::string DeviceModel::stats_json() const {
   std::string out = "{\"params\": " + params_json() + ",\n \"ops\": {";
   char buf[768];
   for (int i = 0; i < kNumOps; ++i) {
-    std::snprintf(
-        buf, sizeof buf,
-        "%s\n  \"%s\": {\"count\": %llu, \"bytes\": %llu, \"pages\": %llu, "
-        "\"declared_service_time_us\": %.3f, \"service_time_us\": %.3f, "
-        "\"queue_time_us\": %.3f, \"late_time_us\": %.3f, \"max_service_time_us\": %.3f, "
-        "\"max_queue_time_us\": %.3f, \"max_late_time_us\": %.3f, \"overruns\": %llu, "
-        "\"max_in_service\": %llu, \"max_queue_length\": %llu, "
-        "\"in_service\": %d, \"queue_length\": %d}",
-        i ? "," : "", op_name(static_cast<Op>(i)), (unsigned long long)c[i].count,
-        (unsigned long long)c[i].bytes, (unsigned long long)c[i].pages,
-        c[i].declared_service_ns / 1e3, c[i].service_ns / 1e3, c[i].queue_ns / 1e3,
-        c[i].late_ns / 1e3, c[i].max_service_ns / 1e3, c[i].max_queue_ns / 1e3,
-        c[i].max_late_ns / 1e3, (unsigned long long)c[i].overruns,
-        (unsigned long long)c[i].max_in_service, (unsigned long long)c[i].max_queue_length,
-        in_svc[i], queued[i]);
+    std::snprintf(buf, sizeof buf,
+                  "%s\n  \"%s\": {\"count\": %llu, \"bytes\": %llu, \"pages\": %llu, "
+                  "\"declared_service_time_us\": %.3f, \"service_time_us\": %.3f, "
+                  "\"queue_time_us\": %.3f, \"late_time_us\": %.3f, \"max_service_time_us\": %.3f, "
+                  "\"max_queue_time_us\": %.3f, \"max_late_time_us\": %.3f, \"overruns\": %llu, "
+                  "\"max_in_service\": %llu, \"max_queue_length\": %llu, "
+                  "\"in_service\": %d, \"queue_length\": %d}",
+                  i ? "," : "", op_name(static_cast<Op>(i)), (unsigned long long)c[i].count,
+                  (unsigned long long)c[i].bytes, (unsigned long long)c[i].pages, c[i].declared_service_ns / 1e3,
+                  c[i].service_ns / 1e3, c[i].queue_ns / 1e3, c[i].late_ns / 1e3, c[i].max_service_ns / 1e3,
+                  c[i].max_queue_ns / 1e3, c[i].max_late_ns / 1e3, (unsigned long long)c[i].overruns,
+                  (unsigned long long)c[i].max_in_service, (unsigned long long)c[i].max_queue_length, in_svc[i],
+                  queued[i]);
     out += buf;
   }
   out += "\n }}";

@@ -11,9 +11,9 @@
 // the CPU of the second made throughput collapse past k on 2 cores).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
-#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -46,15 +46,15 @@ const char* op_name(Op op);
 struct OpCounters {
   uint64_t count = 0;
   uint64_t bytes = 0;
-  uint64_t pages = 0;                  // pages charged (reads and writes)
-  uint64_t declared_service_ns = 0;    // sum of the declared (dilated) service times
-  uint64_t service_ns = 0;             // sum of measured start -> reply
-  uint64_t queue_ns = 0;               // sum of booking -> start
-  uint64_t late_ns = 0;                // sum of reply - booked end (wake-up lateness, overruns)
+  uint64_t pages = 0;                // pages charged (reads and writes)
+  uint64_t declared_service_ns = 0;  // sum of the declared (dilated) service times
+  uint64_t service_ns = 0;           // sum of measured start -> reply
+  uint64_t queue_ns = 0;             // sum of booking -> start
+  uint64_t late_ns = 0;              // sum of reply - booked end (wake-up lateness, overruns)
   uint64_t max_service_ns = 0;
   uint64_t max_queue_ns = 0;
   uint64_t max_late_ns = 0;
-  uint64_t overruns = 0;               // backing I/O that ended after the booked end
+  uint64_t overruns = 0;  // backing I/O that ended after the booked end
   uint64_t max_in_service = 0;
   uint64_t max_queue_length = 0;
 };
@@ -126,8 +126,7 @@ class DeviceModel {
       std::lock_guard<std::mutex> lock(mu_);
       Queue& q = queues_[static_cast<int>(Op::kFsync)];
       ++q.outstanding;
-      q.counters.max_in_service =
-          std::max<uint64_t>(q.counters.max_in_service, static_cast<uint64_t>(q.outstanding));
+      q.counters.max_in_service = std::max<uint64_t>(q.counters.max_in_service, static_cast<uint64_t>(q.outstanding));
     }
     auto result = io();
     finish(Booking{Op::kFsync, start, start, start}, 0, now_ns());
@@ -160,12 +159,12 @@ class DeviceModel {
 
  private:
   struct Queue {
-    int limit = 0;                      // k; 0 = unlimited (fsync)
-    std::vector<int64_t> slot_free;     // min-heap: when each of the k slots is next free
-    int64_t last_start = INT64_MIN;     // FIFO: a later request never starts earlier
-    std::deque<int64_t> waiting_starts; // starts still in the future at the last booking (ascending)
-    std::vector<int64_t> active_ends;   // min-heap: ends of bookings that may overlap a later start
-    int outstanding = 0;                // booked and not finished
+    int limit = 0;                       // k; 0 = unlimited (fsync)
+    std::vector<int64_t> slot_free;      // min-heap: when each of the k slots is next free
+    int64_t last_start = INT64_MIN;      // FIFO: a later request never starts earlier
+    std::deque<int64_t> waiting_starts;  // starts still in the future at the last booking (ascending)
+    std::vector<int64_t> active_ends;    // min-heap: ends of bookings that may overlap a later start
+    int outstanding = 0;                 // booked and not finished
     OpCounters counters;
   };
 

@@ -9,9 +9,9 @@
 #include "fs.h"
 
 #include <dirent.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <linux/fuse.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -31,6 +31,8 @@
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "artifact/atomic_file.h"
 
 namespace emussd {
 namespace {
@@ -169,8 +171,7 @@ void reply_create_direct(fuse_req_t req, const fuse_entry_param& e, uint64_t fh)
   out.entry.generation = e.generation;
   const double whole = std::floor(e.entry_timeout);
   out.entry.entry_valid = out.entry.attr_valid = static_cast<uint64_t>(whole);
-  out.entry.entry_valid_nsec = out.entry.attr_valid_nsec =
-      static_cast<uint32_t>((e.entry_timeout - whole) * 1e9);
+  out.entry.entry_valid_nsec = out.entry.attr_valid_nsec = static_cast<uint32_t>((e.entry_timeout - whole) * 1e9);
   fill_attr(out.entry.attr, e.attr);
   out.open = direct_open_out(fh);
   iovec iov{&out, sizeof out};
@@ -200,8 +201,10 @@ void op_init(void* userdata, fuse_conn_info* conn) {
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fuse_entry_param e;
   const int err = do_lookup(req, parent, name, e);
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_entry(req, &e);
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    fuse_reply_entry(req, &e);
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
@@ -229,8 +232,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   fuse_reply_attr(req, &st, fs.timeout);
 }
 
-void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid,
-                fuse_file_info* fi) {
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {
   if (ino == kStatsIno) {
     fuse_reply_err(req, EPERM);
     return;
@@ -247,16 +249,19 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid,
   }
   // Truncation is metadata (like a trim), so it is not charged by the model.
   if (res == 0 && (valid & FUSE_SET_ATTR_SIZE))
-    res = fi ? ftruncate(static_cast<int>(fi->fh), attr->st_size)
-             : truncate(path.c_str(), attr->st_size);
+    res = fi ? ftruncate(static_cast<int>(fi->fh), attr->st_size) : truncate(path.c_str(), attr->st_size);
   if (res == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
     timespec tv[2];
     tv[0].tv_sec = tv[1].tv_sec = 0;
     tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
-    if (valid & FUSE_SET_ATTR_ATIME_NOW) tv[0].tv_nsec = UTIME_NOW;
-    else if (valid & FUSE_SET_ATTR_ATIME) tv[0] = attr->st_atim;
-    if (valid & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
-    else if (valid & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
+    if (valid & FUSE_SET_ATTR_ATIME_NOW)
+      tv[0].tv_nsec = UTIME_NOW;
+    else if (valid & FUSE_SET_ATTR_ATIME)
+      tv[0] = attr->st_atim;
+    if (valid & FUSE_SET_ATTR_MTIME_NOW)
+      tv[1].tv_nsec = UTIME_NOW;
+    else if (valid & FUSE_SET_ATTR_MTIME)
+      tv[1] = attr->st_mtim;
     res = fi ? futimens(static_cast<int>(fi->fh), tv) : utimensat(AT_FDCWD, path.c_str(), tv, 0);
   }
   if (res != 0) {
@@ -351,8 +356,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     }
     // One snapshot per open, so that a reader gets one consistent document.
     Fs& fs = fs_of(req);
-    fi->fh = reinterpret_cast<uint64_t>(
-        new std::string(full_stats_json(*fs.opts, *fs.model, fs.start_ns)));
+    fi->fh = reinterpret_cast<uint64_t>(new std::string(full_stats_json(*fs.opts, *fs.model, fs.start_ns)));
     fi->direct_io = 1;
     fuse_reply_open(req, fi);
     return;
@@ -376,8 +380,7 @@ void give_to_caller(fuse_req_t req, int dir_fd, const char* name) {
   }
 }
 
-void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
-               fuse_file_info* fi) {
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   if (is_stats(parent, name)) {
     fuse_reply_err(req, EACCES);
     return;
@@ -419,12 +422,13 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
     return static_cast<ssize_t>(done);
   });
-  if (n < 0) fuse_reply_err(req, static_cast<int>(-n));
-  else fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+  if (n < 0)
+    fuse_reply_err(req, static_cast<int>(-n));
+  else
+    fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
 }
 
-void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
-              fuse_file_info* fi) {
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off, fuse_file_info* fi) {
   if (ino == kStatsIno) {
     fuse_reply_err(req, EACCES);
     return;
@@ -440,15 +444,19 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
     }
     return static_cast<ssize_t>(done);
   });
-  if (n < 0) fuse_reply_err(req, static_cast<int>(-n));
-  else fuse_reply_write(req, static_cast<size_t>(n));
+  if (n < 0)
+    fuse_reply_err(req, static_cast<int>(-n));
+  else
+    fuse_reply_write(req, static_cast<size_t>(n));
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  if (ino == kStatsIno) delete reinterpret_cast<std::string*>(fi->fh);
-  else close(static_cast<int>(fi->fh));
+  if (ino == kStatsIno)
+    delete reinterpret_cast<std::string*>(fi->fh);
+  else
+    close(static_cast<int>(fi->fh));
   fuse_reply_err(req, 0);
 }
 
@@ -459,14 +467,13 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) 
     return;
   }
   const int fd = static_cast<int>(fi->fh);
-  const int err = fs_of(req).model->serve_fsync(
-      [&] { return (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno; });
+  const int err =
+      fs_of(req).model->serve_fsync([&] { return (datasync ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno; });
   fuse_reply_err(req, err);
 }
 
 // Allocation is metadata, like truncation: not charged.
-void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
-                  fuse_file_info* fi) {
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi) {
   if (ino == kStatsIno) {
     fuse_reply_err(req, EPERM);
     return;
@@ -500,14 +507,13 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fuse_reply_err(req, unlinkat(inode_of(req, parent).fd, name, AT_REMOVEDIR) == 0 ? 0 : errno);
 }
 
-void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
-               const char* newname, unsigned int flags) {
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
   if (is_stats(parent, name) || is_stats(newparent, newname)) {
     fuse_reply_err(req, EPERM);
     return;
   }
-  const int res = renameat2(inode_of(req, parent).fd, name, inode_of(req, newparent).fd, newname,
-                            flags);
+  const int res = renameat2(inode_of(req, parent).fd, name, inode_of(req, newparent).fd, newname, flags);
   fuse_reply_err(req, res == 0 ? 0 : errno);
 }
 
@@ -527,8 +533,10 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino) {
 
 void op_statfs(fuse_req_t req, fuse_ino_t) {
   struct statvfs sv;
-  if (fstatvfs(fs_of(req).root.fd, &sv) != 0) fuse_reply_err(req, errno);
-  else fuse_reply_statfs(req, &sv);
+  if (fstatvfs(fs_of(req).root.fd, &sv) != 0)
+    fuse_reply_err(req, errno);
+  else
+    fuse_reply_statfs(req, &sv);
 }
 
 fuse_lowlevel_ops make_ops() {
@@ -596,28 +604,6 @@ std::string full_stats_json(const Options& opts, const DeviceModel& model, int64
          ", \"mountpoint\": " + json_string(opts.mountpoint) + "}\n";
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text, std::string& error) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  if (ok) {
-    size_t done = 0;
-    while (ok && done < text.size()) {
-      const ssize_t n = write(fd, text.data() + done, text.size() - done);
-      ok = n > 0 || (n < 0 && errno == EINTR);
-      if (n > 0) done += static_cast<size_t>(n);
-    }
-    ok = ok && fsync(fd) == 0;
-    ok = (close(fd) == 0) && ok;
-  }
-  ok = ok && rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    error = "cannot write " + path + ": " + std::strerror(errno);
-    unlink(tmp.c_str());
-  }
-  return ok;
-}
-
 int run_fuse(const Options& opts, DeviceModel& model) {
   Fs fs;
   fs.opts = &opts;
@@ -625,8 +611,7 @@ int run_fuse(const Options& opts, DeviceModel& model) {
   fs.start_ns = now_ns();
   fs.root.fd = open(opts.backing.c_str(), O_PATH | O_CLOEXEC);
   if (fs.root.fd < 0) {
-    std::fprintf(stderr, "emussd: error: cannot open --backing %s: %s\n", opts.backing.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "emussd: error: cannot open --backing %s: %s\n", opts.backing.c_str(), std::strerror(errno));
     return 1;
   }
   fs.root.nlookup = 2;
@@ -670,8 +655,8 @@ int run_fuse(const Options& opts, DeviceModel& model) {
   std::fprintf(stderr,
                "emussd: mounted %s (backing %s): read_latency_us=%g alpha=%g k_r=%d k_w=%d "
                "page_size=%d channels=%d time_dilation=%g\n",
-               opts.mountpoint.c_str(), opts.backing.c_str(), p.read_latency_us, p.alpha, p.k_r,
-               p.k_w, p.page_size, p.channels, p.time_dilation);
+               opts.mountpoint.c_str(), opts.backing.c_str(), p.read_latency_us, p.alpha, p.k_r, p.k_w, p.page_size,
+               p.channels, p.time_dilation);
   std::fflush(stderr);
   fuse_daemonize(opts.foreground ? 1 : 0);
 
@@ -695,7 +680,7 @@ int run_fuse(const Options& opts, DeviceModel& model) {
 
   if (!opts.stats_out.empty()) {
     std::string error;
-    if (!write_file_atomically(opts.stats_out, full_stats_json(opts, model, fs.start_ns), error)) {
+    if (!artifact::write_file_atomically(opts.stats_out, full_stats_json(opts, model, fs.start_ns), error)) {
       std::fprintf(stderr, "emussd: error: %s\n", error.c_str());
       ret = 1;
     }

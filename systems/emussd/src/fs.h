@@ -19,8 +19,4 @@ int run_fuse(const Options& opts, DeviceModel& model);
 // The counters JSON with the declared parameters, the mount, uptime and CPU use.
 std::string full_stats_json(const Options& opts, const DeviceModel& model, int64_t start_ns);
 
-// Writes `text` to `path` atomically (temporary file in the same directory,
-// fsync, rename), so a reader never sees a half-written file.
-bool write_file_atomically(const std::string& path, const std::string& text, std::string& error);
-
 }  // namespace emussd

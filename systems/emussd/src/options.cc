@@ -84,15 +84,13 @@ bool is_mount_point(const std::string& path) {
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string id, parent, devno, root, mnt;
-    if (fields >> id >> parent >> devno >> root >> mnt && unescape_mountinfo(mnt) == path)
-      return true;
+    if (fields >> id >> parent >> devno >> root >> mnt && unescape_mountinfo(mnt) == path) return true;
   }
   return false;
 }
 
 bool nested(const std::string& a, const std::string& b) {  // a inside b, or equal
-  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 &&
-                    (b == "/" || a[b.size()] == '/'));
+  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && (b == "/" || a[b.size()] == '/'));
 }
 
 }  // namespace
@@ -124,10 +122,9 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
       opts.check = true;
       continue;
     }
-    static const char* const kValued[] = {"--backing",  "--mountpoint", "--read-latency-us",
-                                          "--alpha",    "--k-r",        "--k-w",
-                                          "--page-size", "--channels",  "--stats-out",
-                                          "--time-dilation"};
+    static const char* const kValued[] = {"--backing",   "--mountpoint",   "--read-latency-us", "--alpha",
+                                          "--k-r",       "--k-w",          "--page-size",       "--channels",
+                                          "--stats-out", "--time-dilation"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -151,8 +148,7 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
       opts.stats_out = value;
     } else if (name == "--read-latency-us") {
       if (!parse_double(value, d) || d <= 0 || d > 1e7) {
-        error = "--read-latency-us '" + value +
-                "' is not allowed: give a number of microseconds, 0 < X <= 1e7 (10 s)";
+        error = "--read-latency-us '" + value + "' is not allowed: give a number of microseconds, 0 < X <= 1e7 (10 s)";
         return false;
       }
       opts.params.read_latency_us = d;
@@ -179,15 +175,13 @@ bool parse_args(const std::vector<std::string>& args, Options& opts, std::string
       (name == "--k-r" ? have_kr : have_kw) = true;
     } else if (name == "--page-size") {
       if (!parse_int(value, n) || n < 512 || n > (1 << 20) || (n & (n - 1)) != 0) {
-        error = "--page-size '" + value +
-                "' is not allowed: give a power of two in bytes, 512 <= B <= 1048576";
+        error = "--page-size '" + value + "' is not allowed: give a power of two in bytes, 512 <= B <= 1048576";
         return false;
       }
       opts.params.page_size = static_cast<int>(n);
     } else if (name == "--channels") {
       if (!parse_int(value, n) || n < 0 || n > 8192) {
-        error = "--channels '" + value +
-                "' is not allowed: give an integer, 0 (no shared limit) or 1 <= N <= 8192";
+        error = "--channels '" + value + "' is not allowed: give an integer, 0 (no shared limit) or 1 <= N <= 8192";
         return false;
       }
       opts.params.channels = static_cast<int>(n);
@@ -232,9 +226,8 @@ bool check_paths(Options& opts, std::string& error) {
   if (!realpath(opts.mountpoint.c_str(), buf)) {
     const int err = errno;
     if (err == ENOTCONN) {
-      error = "--mountpoint " + opts.mountpoint +
-              " is a FUSE mount whose server is gone: run `fusermount3 -u " + opts.mountpoint +
-              "` first";
+      error = "--mountpoint " + opts.mountpoint + " is a FUSE mount whose server is gone: run `fusermount3 -u " +
+              opts.mountpoint + "` first";
     } else {
       error = "--mountpoint " + opts.mountpoint + ": " + std::strerror(err) +
               " (give an existing empty directory; create it with mkdir -p)";
@@ -247,9 +240,8 @@ bool check_paths(Options& opts, std::string& error) {
     return false;
   }
   if (is_mount_point(opts.mountpoint)) {
-    error = "--mountpoint " + opts.mountpoint +
-            " is already a mount point: unmount it first (`fusermount3 -u " + opts.mountpoint +
-            "` for an emussd mount) or choose another empty directory";
+    error = "--mountpoint " + opts.mountpoint + " is already a mount point: unmount it first (`fusermount3 -u " +
+            opts.mountpoint + "` for an emussd mount) or choose another empty directory";
     return false;
   }
   if (DIR* dir = opendir(opts.mountpoint.c_str())) {
@@ -282,8 +274,7 @@ bool check_paths(Options& opts, std::string& error) {
     const auto slash = dir.rfind('/');
     std::string base = slash == std::string::npos ? dir : dir.substr(slash + 1);
     dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
-    if (base.empty() || !realpath(dir.c_str(), buf) || stat(buf, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
+    if (base.empty() || !realpath(dir.c_str(), buf) || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
       error = "--stats-out " + opts.stats_out +
               ": its directory does not exist (create it first), or no file name is given";
       return false;
@@ -318,8 +309,7 @@ bool check_fuse_available(std::string& error) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "/usr/bin:/bin");
   std::string dir;
-  while (!found && std::getline(dirs, dir, ':'))
-    found = access((dir + "/fusermount3").c_str(), X_OK) == 0;
+  while (!found && std::getline(dirs, dir, ':')) found = access((dir + "/fusermount3").c_str(), X_OK) == 0;
   if (!found && access("/usr/bin/fusermount3", X_OK) == 0) found = true;
   if (!found) {
     error =

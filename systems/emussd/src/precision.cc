@@ -83,9 +83,8 @@ int main(int argc, char** argv) {
             "{\"timer_slack_ns\": %d, \"threads\": %d, \"duration_us\": %lld, \"samples\": %zu, "
             "\"overshoot_us\": {\"min\": %.1f, \"median\": %.1f, \"p90\": %.1f, \"p99\": %.1f, "
             "\"max\": %.1f}}\n",
-            low_slack ? 1 : 50000, threads, static_cast<long long>(d), s.size(),
-            quantile_us(s, 0), quantile_us(s, 0.5), quantile_us(s, 0.9), quantile_us(s, 0.99),
-            s.back() / 1e3);
+            low_slack ? 1 : 50000, threads, static_cast<long long>(d), s.size(), quantile_us(s, 0), quantile_us(s, 0.5),
+            quantile_us(s, 0.9), quantile_us(s, 0.99), s.back() / 1e3);
         std::fflush(stdout);
       }
     }

@@ -3,7 +3,6 @@
 // schedule is driven with explicit times (book/finish), so nothing here
 // depends on the wall clock; the timing of serve() is in device_model_timing_test.cc.
 #include "device_model.h"
-#include "test_params.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,8 @@
 #include <map>
 #include <random>
 #include <vector>
+
+#include "test_params.h"
 
 namespace emussd {
 namespace {
@@ -21,7 +22,7 @@ TEST(ServiceTime, OnePageTimePerStartedPageWritesTimesAlpha) {
   DeviceModel m(params(100, 3.0, 1, 1));
   EXPECT_EQ(m.service_time_ns(Op::kRead, 4096), 100000);
   EXPECT_EQ(m.service_time_ns(Op::kRead, 1), 100000);
-  EXPECT_EQ(m.service_time_ns(Op::kRead, 0), 0);  // end of file: no page read
+  EXPECT_EQ(m.service_time_ns(Op::kRead, 0), 0);        // end of file: no page read
   EXPECT_EQ(m.service_time_ns(Op::kWrite, 0), 300000);  // a write costs at least one page
   EXPECT_EQ(m.service_time_ns(Op::kWrite, 1), 300000);
   EXPECT_EQ(m.service_time_ns(Op::kRead, 4097), 200000);
@@ -94,7 +95,7 @@ TEST(Booking, ReadsAndWritesHaveTheirOwnSlots) {
 
 TEST(Booking, AFreedSlotIsReusedAndIdleTimeIsNotBanked) {
   DeviceModel m(params(100, 1.0, 1, 1));
-  m.book(Op::kRead, 4096, 0);                       // 0..100 us
+  m.book(Op::kRead, 4096, 0);                               // 0..100 us
   const Booking late = m.book(Op::kRead, 4096, 500 * kUs);  // device idle since 100 us
   EXPECT_EQ(late.start_ns, 500 * kUs);
   const Booking next = m.book(Op::kRead, 4096, 510 * kUs);
@@ -103,8 +104,8 @@ TEST(Booking, AFreedSlotIsReusedAndIdleTimeIsNotBanked) {
 
 TEST(Booking, MixedSizesUseTheSlotThatFreesFirst) {
   DeviceModel m(params(100, 1.0, 2, 1));
-  m.book(Op::kRead, 4 * 4096, 0);  // slot A: 0..400 us
-  m.book(Op::kRead, 4096, 0);      // slot B: 0..100 us
+  m.book(Op::kRead, 4 * 4096, 0);                             // slot A: 0..400 us
+  m.book(Op::kRead, 4096, 0);                                 // slot B: 0..100 us
   EXPECT_EQ(m.book(Op::kRead, 4096, 0).start_ns, 100 * kUs);  // B again: 100..200
   EXPECT_EQ(m.book(Op::kRead, 4096, 0).start_ns, 200 * kUs);  // B: 200..300
   EXPECT_EQ(m.book(Op::kRead, 4096, 0).start_ns, 300 * kUs);  // B: 300..400
@@ -147,7 +148,7 @@ TEST(Booking, SharedChannelsGoInArrivalOrderAcrossKinds) {
 
 TEST(Booking, AWaitingRequestDoesNotHoldAChannelIdle) {
   DeviceModel m(params(100, 1.0, 1, 4, /*channels=*/2));
-  m.book(Op::kRead, 4096, 0);                    // read slot and channel 1: 0..100
+  m.book(Op::kRead, 4096, 0);                     // read slot and channel 1: 0..100
   const Booking r2 = m.book(Op::kRead, 4096, 0);  // waits for the read slot: 100..200
   EXPECT_EQ(r2.start_ns, 100 * kUs);
   const Booking w = m.book(Op::kWrite, 4096, 1);  // channel 2 is free now: it goes first
@@ -243,10 +244,9 @@ TEST(Counters, CountBytesPagesAndTimes) {
   EXPECT_EQ(wc.overruns, 1u);
   EXPECT_EQ(m.in_service(Op::kRead, 2000 * kUs), 0);
   const std::string json = m.stats_json();
-  for (const char* key : {"\"read_latency_us\": 500", "\"k_r\": 1", "\"time_dilation\": 1", "\"read\"",
-                          "\"write\"", "\"fsync\"", "\"queue_time_us\"", "\"service_time_us\"",
-                          "\"late_time_us\"", "\"overruns\": 1", "\"max_in_service\"",
-                          "\"max_queue_length\""})
+  for (const char* key : {"\"read_latency_us\": 500", "\"k_r\": 1", "\"time_dilation\": 1", "\"read\"", "\"write\"",
+                          "\"fsync\"", "\"queue_time_us\"", "\"service_time_us\"", "\"late_time_us\"",
+                          "\"overruns\": 1", "\"max_in_service\"", "\"max_queue_length\""})
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in " << json;
 }
 

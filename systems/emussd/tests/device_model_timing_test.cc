@@ -3,9 +3,6 @@
 // precision, measured in the same test just before (interleaved with the
 // samples it is compared with, so both see the same load); lower bounds
 // (never early) hold on any machine.
-#include "device_model.h"
-#include "test_params.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +10,9 @@
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include "device_model.h"
+#include "test_params.h"
 
 namespace emussd {
 namespace {
@@ -46,8 +46,7 @@ TEST(ServeTiming, NeverEarlyAndAsLateAsABareSleep) {
     // serve() adds a mutex and a heap update to the sleep: its median lateness
     // stays within the bare sleep's p90 plus 50 us.
     EXPECT_LE(percentile(served, 0.5), percentile(bare, 0.9) + 50'000)
-        << op_name(op) << ": median " << percentile(served, 0.5) << " ns, bare p90 "
-        << percentile(bare, 0.9) << " ns";
+        << op_name(op) << ": median " << percentile(served, 0.5) << " ns, bare p90 " << percentile(bare, 0.9) << " ns";
   }
 }
 

@@ -7,16 +7,15 @@ namespace emussd {
 namespace {
 
 std::vector<std::string> base() {
-  return {"--backing", "/tmp/b", "--mountpoint", "/tmp/m", "--read-latency-us", "100",
-          "--alpha",   "3",      "--k-r",        "16",     "--k-w",             "4"};
+  return {"--backing", "/tmp/b", "--mountpoint", "/tmp/m", "--read-latency-us", "100", "--alpha", "3",
+          "--k-r",     "16",     "--k-w",        "4"};
 }
 
 TEST(ParseArgs, AcceptsTheDocumentedForm) {
   Options o;
   std::string err;
   auto args = base();
-  args.insert(args.end(), {"--page-size=8192", "--channels", "12", "--stats-out", "/tmp/s.json",
-                           "--foreground"});
+  args.insert(args.end(), {"--page-size=8192", "--channels", "12", "--stats-out", "/tmp/s.json", "--foreground"});
   ASSERT_TRUE(parse_args(args, o, err)) << err;
   EXPECT_EQ(o.backing, "/tmp/b");
   EXPECT_EQ(o.mountpoint, "/tmp/m");
@@ -42,11 +41,11 @@ TEST(ParseArgs, DefaultsPageSizeAndChannels) {
 // Each bad value is refused with a message naming the option and what is allowed.
 TEST(ParseArgs, RefusesBadValues) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"--read-latency-us", "0"},    {"--read-latency-us", "-5"}, {"--read-latency-us", "abc"},
-      {"--alpha", "0"},              {"--alpha", "nan"},          {"--k-r", "0"},
-      {"--k-r", "2.5"},              {"--k-w", "5000"},           {"--page-size", "3000"},
-      {"--page-size", "256"},        {"--channels", "-1"},        {"--time-dilation", "0.5"},
-      {"--time-dilation", "1e6"},    {"--alpha", "1000.5"},
+      {"--read-latency-us", "0"}, {"--read-latency-us", "-5"}, {"--read-latency-us", "abc"},
+      {"--alpha", "0"},           {"--alpha", "nan"},          {"--k-r", "0"},
+      {"--k-r", "2.5"},           {"--k-w", "5000"},           {"--page-size", "3000"},
+      {"--page-size", "256"},     {"--channels", "-1"},        {"--time-dilation", "0.5"},
+      {"--time-dilation", "1e6"}, {"--alpha", "1000.5"},
   };
   for (const auto& [name, value] : bad) {
     Options o;
@@ -63,9 +62,9 @@ TEST(ParseArgs, RefusesBadValues) {
 TEST(ParseArgs, TimeDilationAndCheckOnly) {
   Options o;
   std::string err;
-  ASSERT_TRUE(parse_args({"--check", "--read-latency-us", "50", "--alpha", "0.5", "--k-r", "16",
-                          "--k-w", "16", "--time-dilation", "40"},
-                         o, err))
+  ASSERT_TRUE(parse_args(
+      {"--check", "--read-latency-us", "50", "--alpha", "0.5", "--k-r", "16", "--k-w", "16", "--time-dilation", "40"},
+      o, err))
       << err;  // --check needs no paths; alpha < 1 is a device with cheaper writes
   EXPECT_TRUE(o.check);
   EXPECT_DOUBLE_EQ(o.params.time_dilation, 40);

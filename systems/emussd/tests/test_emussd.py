@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from emussd.harness import DEFAULT_BUILD_DIR, STATS_NAME, Mount, build, fuse_available  # noqa: E402
+from emussd.harness import DEFAULT_BUILD_DIR, STATS_NAME, fuse_available  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not fuse_available(),
@@ -42,7 +42,8 @@ def test_googletest_unit_tests_pass(binary):
     """The device model's GoogleTest suite without its timing label (the schedule, the limits, the
     service-time rule and the arguments: no wall-clock bound), via ctest; test_emussd_timing runs the rest."""
     proc = subprocess.run(
-        ["ctest", "--output-on-failure", "-LE", "timing"], cwd=DEFAULT_BUILD_DIR, capture_output=True, text=True, timeout=300
+        ["ctest", "--output-on-failure", "-LE", "timing"],
+        cwd=DEFAULT_BUILD_DIR, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "100% tests passed" in proc.stdout
@@ -412,7 +413,8 @@ def test_stats_file_counts_every_request_and_is_written_on_unmount(mounts, tmp_p
     assert r["declared_service_time_us"] == pytest.approx(500)
     assert w["declared_service_time_us"] == pytest.approx(6 * 300)
     assert r["service_time_us"] >= 500 and w["service_time_us"] >= 1800
-    for key in ("queue_time_us", "late_time_us", "overruns", "max_in_service", "max_queue_length", "max_service_time_us"):
+    for key in ("queue_time_us", "late_time_us", "overruns", "max_in_service", "max_queue_length",
+                "max_service_time_us"):
         assert key in r and key in w
     assert s["cpu_user_s"] + s["cpu_system_s"] > 0 and s["pid"] == m.pid()
     # Reading the stats is not a device request.

@@ -5,8 +5,7 @@
 
 namespace emussd {
 
-inline DeviceParams params(double lat_us, double alpha, int k_r, int k_w, int channels = 0,
-                           double dilation = 1.0) {
+inline DeviceParams params(double lat_us, double alpha, int k_r, int k_w, int channels = 0, double dilation = 1.0) {
   DeviceParams p;
   p.read_latency_us = lat_us;
   p.alpha = alpha;

@@ -92,7 +92,8 @@ def run(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: in
         precondition(device, experiment, max_threads, raw_dir, progress)
 
     rows = []
-    for pattern, sizes in (("random", settings["random_block_sizes"]), ("sequential", settings["sequential_block_sizes"])):
+    for pattern, sizes in (("random", settings["random_block_sizes"]),
+                           ("sequential", settings["sequential_block_sizes"])):
         for block_size in sizes:
             for op in ("read", "write"):
                 base = base_point(experiment, fio_point, op, pattern, block_size)
@@ -131,7 +132,8 @@ MIN_WRITEBACK_OPERATIONS = 150
 def writeback_seconds(app: dict, fio_point: dict, page: dict) -> float:
     """How long each batch size runs: the fio point's runtime, or MIN_WRITEBACK_OPERATIONS at
     batch 1 on this device if longer (page: the 4 KiB random row, wall-clock latencies)."""
-    one_operation_us = app["read_fraction"] * page["read_lat_1_us"] + (1 - app["read_fraction"]) * page["write_lat_1_us"]
+    one_operation_us = (app["read_fraction"] * page["read_lat_1_us"]
+                        + (1 - app["read_fraction"]) * page["write_lat_1_us"])
     return max(fio_point["runtime_ms"] / 1000, MIN_WRITEBACK_OPERATIONS * one_operation_us / 1e6)
 
 

@@ -50,7 +50,8 @@ def operation_costs(app: AppClass, device: Device) -> tuple[float, float]:
     Under the external-memory (EM) model every class pays (1, alpha).
     """
     read_cost = 1.0 / device.k_r if app in (AppClass.BATCHABLE_READS, AppClass.BATCHABLE_BOTH) else 1.0
-    write_cost = device.alpha / device.k_w if app in (AppClass.BATCHABLE_WRITES, AppClass.BATCHABLE_BOTH) else device.alpha
+    write_cost = (device.alpha / device.k_w if app in (AppClass.BATCHABLE_WRITES, AppClass.BATCHABLE_BOTH)
+                  else device.alpha)
     return read_cost, write_cost
 
 

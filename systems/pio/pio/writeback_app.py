@@ -35,16 +35,18 @@ from __future__ import annotations
 
 import argparse
 import csv
-import errno
 import mmap
 import os
 import random
+import statistics
 import struct
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from ssdartifact.directio import open_direct, read_page, write_page
 
 from .model import speedup_batchable_writes
 
@@ -56,10 +58,11 @@ _ZERO_CHUNK = 1 << 20
 COLUMNS = {
     "device": "declared device name (configs/devices.yaml)",
     "write_batch": "write-backs issued at once when the pool evicts (dirty pages per eviction)",
-    "operations": "application operations (reads + writes) done in the timed loop",
-    "seconds": "measured seconds of the timed loop (whole eviction cycles: it ends after an eviction)",
-    "ops_per_s": "application operations per second (operations / seconds)",
-    "speedup": "ops_per_s over ops_per_s of write_batch = 1 (evicting one page at a time) in the same sweep",
+    "operations": "application operations (reads + writes) done in the timed loops",
+    "seconds": "measured seconds of the timed loops (whole eviction cycles: each ends after an eviction)",
+    "ops_per_s": "application operations per second (operations / seconds; the median run's with repeats)",
+    "speedup": "ops_per_s over ops_per_s of write_batch = 1 (evicting one page at a time) in the same sweep "
+               "(the median of the rounds' with repeats)",
     "model_speedup": "PIO prediction S_PIO(read_fraction, alpha, min(write_batch, k_w)) for batchable writes "
                      "(empty when the measured alpha < 1: the model assumes writes cost at least a read)",
     "read_fraction": "probability that an operation is a read (f_r); the rest are writes",
@@ -107,46 +110,6 @@ def prepare(directory: Path, pages: int, page_size: int, *, sparse: bool = False
             handle.flush()
             os.fsync(handle.fileno())
     return path
-
-
-def _direct_io_error(path: Path, error: OSError) -> RuntimeError:
-    return RuntimeError(f"the file system of {path.parent} does not support direct I/O (O_DIRECT): {error}. "
-                        "Use a directory on a block-device file system or an emulated SSD mounted with direct_io.")
-
-
-def open_direct(path: Path, page_size: int, probe: mmap.mmap) -> int:
-    """Open for direct reads and writes and read page 0 once, since some file
-    systems accept O_DIRECT at open and refuse it only at the first I/O."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_DIRECT)
-    except OSError as error:
-        if error.errno == errno.EINVAL:
-            raise _direct_io_error(path, error) from error
-        raise
-    try:
-        read_page(fd, probe, 0, page_size)
-    except OSError as error:
-        os.close(fd)
-        if error.errno == errno.EINVAL:
-            raise _direct_io_error(path, error) from error
-        raise
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def read_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
-    # preadv into the page-aligned mmap: os.pread would allocate an unaligned buffer, which O_DIRECT refuses.
-    done = os.preadv(fd, [buffer], offset)
-    if done != page_size:
-        raise OSError(errno.EIO, f"short direct read at offset {offset}: {done} of {page_size} bytes")
-
-
-def write_page(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
-    done = os.pwrite(fd, buffer, offset)
-    if done != page_size:
-        raise OSError(errno.EIO, f"short direct write at offset {offset}: {done} of {page_size} bytes")
 
 
 def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: int, duration_s: float,
@@ -234,9 +197,15 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
 
 def sweep(directory: Path, *, batches: list[int], read_fraction: float, pages: int, page_size: int,
           duration_s: float, seed: int, alpha: float | None, k_w: int, sparse: bool = False,
-          prepare_in: Path | None = None) -> list[dict]:
+          prepare_in: Path | None = None, repeats: int = 1) -> list[dict]:
     """Prepare the data file once, run the bufferpool for every write batch (same seed, so the
     same operation sequence) and return one tidy row per batch (columns: ``COLUMNS``).
+
+    With `repeats` > 1 every batch runs that many times, in rounds (1, b, c, 1, b, c, ...), and a
+    row gives the median: of ops_per_s, and of each round's speedup over that round's batch 1.
+    A round's batches run close together in time, so a stall of the machine (a busy or
+    time-shared host) spoils one round, not the result: on a slow CI host one second-long run
+    of batch 1 gave 3.05 where the model and every other run gave 2.5-2.6.
 
     `prepare_in` is where the file is created when that is not `directory` itself: an
     emulated device's backing directory, so the file is not laid out through the device."""
@@ -250,18 +219,23 @@ def sweep(directory: Path, *, batches: list[int], read_fraction: float, pages: i
     if 1 not in batches:
         raise ValueError(f"batches must contain 1 (evicting one page at a time is the speedup baseline), got {batches}")
     _check_positive_int("k_w", k_w)
+    _check_positive_int("repeats", repeats)
     # The model checks alpha and read_fraction; ask it before any I/O so a bad argument fails at once.
     # alpha None: the device's writes are cheaper than its reads, where the PIO model does not apply.
     model = {batch: None if alpha is None else speedup_batchable_writes(read_fraction, alpha, min(batch, k_w))
              for batch in batches}
     data_file = Path(directory) / prepare(Path(prepare_in or directory), pages, page_size, sparse=sparse).name
-    results = {batch: run(data_file, read_fraction=read_fraction, write_batch=batch, page_size=page_size,
-                          duration_s=duration_s, seed=seed) for batch in batches}
-    baseline = results[1]["ops_per_s"]
-    if not baseline > 0:
-        raise RuntimeError("write_batch = 1 completed no operation: no speedup baseline")
-    return [{"write_batch": batch, "operations": results[batch]["operations"], "seconds": results[batch]["seconds"],
-             "ops_per_s": results[batch]["ops_per_s"], "speedup": results[batch]["ops_per_s"] / baseline,
+    rounds = []
+    for _ in range(repeats):
+        results = {batch: run(data_file, read_fraction=read_fraction, write_batch=batch, page_size=page_size,
+                              duration_s=duration_s, seed=seed) for batch in batches}
+        if not results[1]["ops_per_s"] > 0:
+            raise RuntimeError("write_batch = 1 completed no operation: no speedup baseline")
+        rounds.append(results)
+    return [{"write_batch": batch, "operations": sum(r[batch]["operations"] for r in rounds),
+             "seconds": sum(r[batch]["seconds"] for r in rounds),
+             "ops_per_s": statistics.median(r[batch]["ops_per_s"] for r in rounds),
+             "speedup": statistics.median(r[batch]["ops_per_s"] / r[1]["ops_per_s"] for r in rounds),
              "model_speedup": model[batch], "read_fraction": read_fraction, "alpha": alpha, "k_w": k_w}
             for batch in batches]
 

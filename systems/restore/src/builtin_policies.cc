@@ -10,8 +10,7 @@ namespace restore {
 
 // ---------------------------------------------------------------------------------------------
 
-ScorePolicy::ScorePolicy(ScoreKind kind, const std::vector<TierSpec>& tiers, uint32_t pages,
-                         const PolicyParams& params)
+ScorePolicy::ScorePolicy(ScoreKind kind, const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
     : HeapPolicy(tiers, pages), kind_(kind), params_(params) {
   if (kind == ScoreKind::kLrfu || kind == ScoreKind::kExd) {
     last_.assign(pages, 0);
@@ -39,9 +38,7 @@ void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vect
   // refreshed recency every request to a lower tier would trivially be the most recent one.
   const double before = key(page);
   switch (kind_) {
-    case ScoreKind::kTlfu:
-      set_key(page, key(page) + 1.0, stamp);
-      break;
+    case ScoreKind::kTlfu: set_key(page, key(page) + 1.0, stamp); break;
     case ScoreKind::kTlru:
       set_key(page, static_cast<double>(stamp), stamp);  // recency: request index + 1 (0 = never)
       break;
@@ -107,7 +104,8 @@ size_t TempPolicy::memory_bytes() const {
 
 RestorePolicy::RestorePolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
     : TempPolicy(tiers, pages, params), rl_(params.rl), rng_(derive_seed(params.seed, 7)) {
-  if (rl_.epsilon.size() < tiers.size() - 1) rl_.epsilon.resize(tiers.size() - 1, rl_.epsilon.empty() ? 0.0 : rl_.epsilon.back());
+  if (rl_.epsilon.size() < tiers.size() - 1)
+    rl_.epsilon.resize(tiers.size() - 1, rl_.epsilon.empty() ? 0.0 : rl_.epsilon.back());
   for (size_t t = 0; t < tiers.size(); t++) {
     agents_.emplace_back(rl_);
     // Before any observation: s1 in [0, 1] (range 1, mean 0.5); s2 centred at 0 with the range
@@ -128,7 +126,8 @@ void RestorePolicy::observe_state(int tier, double s1, double s2) {
   if (a.fit1.count() % rl_.fit_every == 0) {
     // Ranges have a floor so that a constant input gives a steep but finite sigmoid.
     const double r1 = std::max(a.fit1.max() - a.fit1.min(), 1e-3);
-    const double r2 = std::max(a.fit2.max() - a.fit2.min(), 1e-3 * tiers_[static_cast<size_t>(tier)].avg_process_time_us());
+    const double r2 =
+        std::max(a.fit2.max() - a.fit2.min(), 1e-3 * tiers_[static_cast<size_t>(tier)].avg_process_time_us());
     a.m1 = Membership::fit(a.fit1.mean(), r1, rl_.b_scale);
     a.m2 = Membership::fit(a.fit2.mean(), r2, rl_.b_scale);
   }
@@ -202,7 +201,8 @@ void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, s
     wi_not = si, wj_not = sj, wi_up = si_up, wj_up = sj_up;
   }
   const double not_cost = wi_not * cost(i, s1_i, s2_i) + wj_not * cost(j, s1_j, s2_j);
-  const double up_cost = wi_up * cost(i, s1_i_up, s2_of(i, qi + extra)) + wj_up * cost(j, s1_j_up, s2_of(j, qj + extra));
+  const double up_cost =
+      wi_up * cost(i, s1_i_up, s2_of(i, qi + extra)) + wj_up * cost(j, s1_j_up, s2_of(j, qj + extra));
   // Eq. 6.4 with v = -cost: upgrade iff the predicted cost of the two tiers does not increase.
   bool upgrade = up_cost <= not_cost;
   const double eps = rl_.epsilon[static_cast<size_t>(j)];
@@ -230,7 +230,8 @@ std::unique_ptr<Policy> make(const std::vector<TierSpec>& tiers, uint32_t pages,
 }  // namespace
 
 std::vector<NamedPolicy> builtin_policies() {
-  return {{"static", [](const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams&) -> std::unique_ptr<Policy> {
+  return {{"static",
+           [](const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams&) -> std::unique_ptr<Policy> {
              return std::make_unique<StaticPolicy>(tiers, pages);
            }},
           {"tlfu", make_score<ScoreKind::kTlfu>},

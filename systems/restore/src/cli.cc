@@ -1,14 +1,13 @@
 #include "cli.h"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
 
-#include "rng.h"
+#include "artifact/atomic_file.h"
+#include "artifact/command_line.h"
+#include "artifact/rng.h"
 #include "temperature.h"
 
 namespace restore {
@@ -76,25 +75,12 @@ const char* usage() {
 
 namespace {
 
-template <typename T>
-T parse_number(const std::string& name, const std::string& text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  bool ok = ec == std::errc() && end == text.data() + text.size() && !text.empty();
-  if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
-  if (!ok) throw InputError("--" + name + " needs a number, got '" + text + "'");
-  return value;
-}
-
-template <typename T>
-T in_range(const std::string& name, T value, T lo, T hi) {
-  if (value < lo || value > hi) {
-    std::ostringstream msg;
-    msg << "--" << name << " must be in [" << lo << ", " << hi << "], got " << value;
-    throw InputError(msg.str());
-  }
-  return value;
-}
+using artifact::fixed;
+using artifact::in_range;
+using artifact::on_off;
+using artifact::one_of;
+using artifact::parse_number;
+using artifact::shortest;
 
 template <typename T>
 std::vector<T> parse_list(const std::string& name, const std::string& text, T lo, T hi) {
@@ -107,23 +93,6 @@ std::vector<T> parse_list(const std::string& name, const std::string& text, T lo
   return out;
 }
 
-bool on_off(const std::string& name, const std::string& value) {
-  if (value != "on" && value != "off") throw InputError("--" + name + " must be on or off, not '" + value + "'");
-  return value == "on";
-}
-
-std::string fmt(double v) {  // shortest text that reads back as the same double
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, end);
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 template <typename T, typename F>
 std::string join(const std::vector<T>& v, F f) {
   std::string s;
@@ -132,11 +101,6 @@ std::string join(const std::vector<T>& v, F f) {
     s.append(f(v[i]));
   }
   return s;
-}
-
-std::string basename(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace
@@ -150,24 +114,14 @@ Options parse_args(const std::vector<std::string>& args) {
   SimConfig& c = o.config;
   PolicyParams& pp = c.params;
   for (size_t i = 0; i < args.size(); i++) {
-    std::string arg = args[i], value;
-    if (arg.rfind("--", 0) != 0) throw InputError("unexpected argument '" + arg + "'");
-    std::string name = arg.substr(2);
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else if (name != "help" && name != "temperature-demo") {
-      if (i + 1 >= args.size()) throw InputError("--" + name + " needs a value");
-      value = args[++i];
-    }
+    const auto [name, value] = artifact::next_option(args, i, {"help", "temperature-demo"});
     given.insert(name);
     if (name == "help") {
       o.help = true;
     } else if (name == "temperature-demo") {
       o.temperature_demo = true;
     } else if (name == "engine") {
-      if (value != "sim" && value != "emu") throw InputError("--engine must be sim or emu, not '" + value + "'");
-      o.emulator = value == "emu";
+      o.emulator = one_of<bool>(name, value, {{"sim", false}, {"emu", true}});
     } else if (name == "policy") {
       o.policies.clear();
       if (value == "all") {
@@ -216,21 +170,17 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "page-size") {
       page_size = in_range(name, parse_number<int>(name, value), 1, 1 << 30);
     } else if (name == "server-model") {
-      if (value != "shared" && value != "split")
-        throw InputError("--server-model must be shared or split, not '" + value + "'");
-      c.server_model = value == "split" ? ServerModel::kSplit : ServerModel::kShared;
+      c.server_model =
+          one_of<ServerModel>(name, value, {{"shared", ServerModel::kShared}, {"split", ServerModel::kSplit}});
     } else if (name == "arrival") {
-      if (value == "closed") c.arrival = Arrival::kClosed;
-      else if (value == "poisson") c.arrival = Arrival::kPoisson;
-      else if (value == "burst") c.arrival = Arrival::kBurst;
-      else throw InputError("--arrival must be closed, poisson or burst, not '" + value + "'");
+      c.arrival = one_of<Arrival>(
+          name, value, {{"closed", Arrival::kClosed}, {"poisson", Arrival::kPoisson}, {"burst", Arrival::kBurst}});
     } else if (name == "clients") {
       c.clients = in_range(name, parse_number<uint32_t>(name, value), 1u, 1000000u);
     } else if (name == "rate") {
       c.rate_per_s = in_range(name, parse_number<double>(name, value), 1e-6, 1e12);
     } else if (name == "initial") {
-      if (value != "fill" && value != "slowest") throw InputError("--initial must be fill or slowest, not '" + value + "'");
-      c.initial = value == "fill" ? Initial::kFill : Initial::kSlowest;
+      c.initial = one_of<Initial>(name, value, {{"fill", Initial::kFill}, {"slowest", Initial::kSlowest}});
     } else if (name == "cpu-timing") {
       c.cpu_timing = on_off(name, value);
     } else if (name == "cpu-us-per-access") {
@@ -268,10 +218,10 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "rl-b-scale") {
       pp.rl.b_scale = in_range(name, parse_number<double>(name, value), 1e-6, 1e6);
     } else if (name == "rl-decision") {
-      if (value == "weighted") pp.rl.decision = RlParams::Decision::kMean;
-      else if (value == "total") pp.rl.decision = RlParams::Decision::kTotal;
-      else if (value == "plain") pp.rl.decision = RlParams::Decision::kPlain;
-      else throw InputError("--rl-decision must be weighted, total or plain, not '" + value + "'");
+      pp.rl.decision = one_of<RlParams::Decision>(name, value,
+                                                  {{"weighted", RlParams::Decision::kMean},
+                                                   {"total", RlParams::Decision::kTotal},
+                                                   {"plain", RlParams::Decision::kPlain}});
     } else if (name == "rl-epsilon") {
       pp.rl.epsilon = parse_list<double>(name, value, 0.0, 1.0);
     } else if (name == "demo-timesteps") {
@@ -307,7 +257,8 @@ Options parse_args(const std::vector<std::string>& args) {
                        std::to_string(n) + " tiers");
     return v.size() == 1 ? v[0] : v[t];
   };
-  if (n < 2) throw InputError("at least 2 tiers are needed (colon-separated values, e.g. --read-latency-us 30:200:500)");
+  if (n < 2)
+    throw InputError("at least 2 tiers are needed (colon-separated values, e.g. --read-latency-us 30:200:500)");
   if (!o.capacity_pct.empty() && !o.capacity_pages.empty())
     throw InputError("give either --capacity-pct or --capacity-pages");
   if (o.capacity_pct.empty() && o.capacity_pages.empty()) o.capacity_pct = {3, 8, 100};
@@ -350,49 +301,7 @@ static void resolve_tiers(Options& o, uint32_t pages) {
   o.config.params.temp.timestep = o.temp_timestep > 0 ? o.temp_timestep : std::max<uint64_t>(1, pages / 10);
 }
 
-std::vector<std::vector<std::string>> grid_rows(const std::string& path, const std::vector<std::string>& base) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read grid file " + path);
-  auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.push_back("");
-    return cells;
-  };
-  std::string line;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  size_t line_no = 0;
-  while (std::getline(in, line)) {
-    line_no++;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> cells = split(line);
-    if (header.empty()) {
-      for (std::string name : cells) {
-        for (char& ch : name)
-          if (ch == '_') ch = '-';
-        if (name == "grid" || name == "out") throw InputError(path + ": a grid cannot set --" + name);
-        header.push_back(name);
-      }
-      continue;
-    }
-    if (cells.size() != header.size())
-      throw InputError(path + ":" + std::to_string(line_no) + ": " + std::to_string(cells.size()) + " cells for " +
-                       std::to_string(header.size()) + " columns");
-    std::vector<std::string> args = base;
-    for (size_t i = 0; i < cells.size(); i++) {
-      if (cells[i].empty()) continue;
-      args.push_back("--" + header[i]);
-      args.push_back(cells[i]);
-    }
-    rows.push_back(args);
-  }
-  if (header.empty()) throw InputError(path + ": empty grid (a header line of option names is needed)");
-  return rows;
-}
+const artifact::Grid kGrid = {{"grid", "out"}, {}};
 
 std::string csv_header() {
   return "engine,policy,workload,seed,pages,requests,read_pct,tiers,capacity_pages,read_latency_us,alpha,k_r,k_w,"
@@ -413,20 +322,21 @@ static std::string csv_row(const Options& o, const std::string& policy, const st
   const double cpu_us = measured ? s.policy_ns * 1e-3 : o.cpu_us_per_access * static_cast<double>(s.requests);
   const bool show_cpu = !measured || c.cpu_timing;
   std::ostringstream row;
-  row << (o.emulator ? "emu" : "sim") << ',' << policy << ',' << workload << ',' << o.seed << ','
-      << pages << ',' << s.requests << ',' << fmt(read_pct) << ',' << c.tiers.size() << ','
+  row << (o.emulator ? "emu" : "sim") << ',' << policy << ',' << workload << ',' << o.seed << ',' << pages << ','
+      << s.requests << ',' << shortest(read_pct) << ',' << c.tiers.size() << ','
       << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.capacity_pages); }) << ','
-      << join(c.tiers, [](const TierSpec& t) { return fmt(t.read_latency_us); }) << ','
-      << join(c.tiers, [](const TierSpec& t) { return fmt(t.alpha); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return shortest(t.read_latency_us); }) << ','
+      << join(c.tiers, [](const TierSpec& t) { return shortest(t.alpha); }) << ','
       << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.k_r); }) << ','
-      << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.k_w); }) << ','
-      << c.tiers[0].page_size << ',' << (c.server_model == ServerModel::kShared ? "shared" : "split") << ','
-      << (c.arrival == Arrival::kClosed ? "closed" : c.arrival == Arrival::kPoisson ? "poisson" : "burst") << ','
-      << (c.arrival == Arrival::kClosed ? std::to_string(c.clients) : std::string()) << ',' << s.reads << ','
-      << s.writes << ',' << join(s.accesses, u64) << ',' << join(s.promotions, u64) << ','
-      << join(s.demotions, u64) << ',' << at(s.accesses, 0) << ',' << at(s.accesses, 1) << ','
-      << at(s.accesses, 2) << ',' << at(s.promotions, 0) << ',' << at(s.promotions, 1) << ','
-      << at(s.demotions, 0) << ',' << at(s.demotions, 1) << ',' << total << ','
+      << join(c.tiers, [](const TierSpec& t) { return std::to_string(t.k_w); }) << ',' << c.tiers[0].page_size << ','
+      << (c.server_model == ServerModel::kShared ? "shared" : "split") << ','
+      << (c.arrival == Arrival::kClosed    ? "closed"
+          : c.arrival == Arrival::kPoisson ? "poisson"
+                                           : "burst")
+      << ',' << (c.arrival == Arrival::kClosed ? std::to_string(c.clients) : std::string()) << ',' << s.reads << ','
+      << s.writes << ',' << join(s.accesses, u64) << ',' << join(s.promotions, u64) << ',' << join(s.demotions, u64)
+      << ',' << at(s.accesses, 0) << ',' << at(s.accesses, 1) << ',' << at(s.accesses, 2) << ',' << at(s.promotions, 0)
+      << ',' << at(s.promotions, 1) << ',' << at(s.demotions, 0) << ',' << at(s.demotions, 1) << ',' << total << ','
       << fixed(s.latency_sum_us / static_cast<double>(s.requests), 4) << ',' << fixed(s.data_access_us, 3) << ','
       << (show_cpu ? fixed(cpu_us, 3) : "") << ',' << (show_cpu ? fixed(s.data_access_us + cpu_us, 3) : "") << ','
       << (show_cpu ? fixed(cpu_us / static_cast<double>(s.requests), 5) : "") << ',' << s.policy_memory_bytes << ','
@@ -451,7 +361,7 @@ std::string Runner::run(const Options& given) {
     const Trace& t = it->second;
     const uint64_t limit = o.requests_given ? o.requests : t.requests->size();
     w = std::make_unique<TraceWorkload>(t.requests, t.pages, limit);
-    name = basename(o.trace);
+    name = artifact::basename(o.trace);
     if (name.find(',') != std::string::npos || name.find('"') != std::string::npos)
       throw InputError("a trace file name may not contain a comma or a quote: " + name);
   } else {
@@ -462,8 +372,8 @@ std::string Runner::run(const Options& given) {
     name = o.workload;
   }
   if (!o.dump_trace.empty()) {
-    std::ofstream out(o.dump_trace + ".tmp", std::ios::binary | std::ios::trunc);
-    out << "page,op\n";
+    artifact::AtomicFile out(o.dump_trace);
+    out.write("page,op\n");
     uint32_t page;
     Op op;
     std::string line;
@@ -471,12 +381,9 @@ std::string Runner::run(const Options& given) {
       w->next(&page, &op);
       line = std::to_string(page);
       line += op == Op::kRead ? ",R\n" : ",W\n";
-      out << line;
+      out.write(line);
     }
-    if (!out.flush()) throw InputError("cannot write " + o.dump_trace);
-    out.close();
-    if (std::rename((o.dump_trace + ".tmp").c_str(), o.dump_trace.c_str()) != 0)
-      throw InputError("cannot rename " + o.dump_trace + ".tmp");
+    out.commit();
     return "";
   }
   resolve_tiers(o, w->pages());
@@ -515,7 +422,7 @@ std::string temperature_demo(const Options& o) {
 }
 
 int main_with_args(const std::vector<std::string>& args) {
-  try {
+  return artifact::guarded_main<PolicyError>("restore-sim", [&] {
     Options o = parse_args(args);
     if (o.help) {
       std::cout << usage();
@@ -527,50 +434,13 @@ int main_with_args(const std::vector<std::string>& args) {
     } else {
       Runner runner;
       text = o.dump_trace.empty() ? csv_header() : "";
-      if (o.grid.empty()) {
+      if (o.grid.empty())
         text += runner.run(o);
-      } else {
-        std::vector<std::string> base;  // the shared options: everything but --grid
-        for (size_t i = 0; i < args.size(); i++) {
-          if (args[i] == "--grid") i++;
-          else if (args[i].rfind("--grid=", 0) != 0) base.push_back(args[i]);
-        }
-        size_t k = 0;
-        for (const auto& row : grid_rows(o.grid, base)) {
-          k++;
-          try {
-            text += runner.run(parse_args(row));
-          } catch (const InputError& e) {
-            throw InputError(o.grid + ": configuration " + std::to_string(k) + ": " + e.what());
-          }
-        }
-      }
+      else
+        text += artifact::run_grid(o.grid, args, kGrid, [&](const auto& row) { return runner.run(parse_args(row)); });
     }
-    if (o.out.empty()) {
-      std::cout << text;
-      return std::cout.good() ? 0 : 1;
-    }
-    // Written whole and renamed, so that a file with this name is always complete.
-    const std::string tmp = o.out + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out || !(out << text) || !out.flush()) throw InputError("cannot write " + tmp);
-    }
-    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw InputError("cannot rename " + tmp + " to " + o.out);
-    return 0;
-  } catch (const InputError& e) {
-    std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
-    return 2;
-  } catch (const PolicyError& e) {
-    std::cerr << "restore-sim: error: " << e.what() << "\n";
-    return 3;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "restore-sim: error: " << e.what() << "\n(restore-sim --help lists the options)\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "restore-sim: internal error: " << e.what() << "\n";
-    return 1;
-  }
+    return artifact::write_output(o.out, text);
+  });
 }
 
 }  // namespace restore

@@ -7,15 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "artifact/command_line.h"
 #include "simulator.h"
 #include "workload.h"
 
 namespace restore {
 
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using artifact::InputError;
 
 struct Options {
   SimConfig config;
@@ -41,7 +39,6 @@ struct Options {
 
 const char* usage();
 Options parse_args(const std::vector<std::string>& args);
-std::vector<std::vector<std::string>> grid_rows(const std::string& path, const std::vector<std::string>& base);
 std::string csv_header();
 
 // Runs configurations, keeping traces in memory between them.

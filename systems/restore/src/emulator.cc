@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "rng.h"
+#include "artifact/rng.h"
 #include "simulator.h"
 
 namespace restore {
@@ -189,16 +189,18 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
   for (uint64_t r = 0; r < n; r++) {
     if (config.arrival == Arrival::kPoisson) {
       arrival_us += arrivals.exponential(mean_gap_us);
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double, std::micro>(arrival_us)));
+      std::this_thread::sleep_until(
+          start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(arrival_us)));
     }
     const auto t0 = Clock::now();
     absorb(emu.wait_below(limit));
     uint32_t page;
     Op op;
     workload.next(&page, &op);
-    if (op == Op::kRead) s.reads++;
-    else s.writes++;
+    if (op == Op::kRead)
+      s.reads++;
+    else
+      s.writes++;
     const int tier = check.tier(page, *policy);
     s.accesses[static_cast<size_t>(tier)]++;
     emu.issued();
@@ -212,8 +214,10 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
     for (const Move& m : moves) {
       emu.submit(m.from, Op::kRead, false, r);
       emu.submit(m.to, Op::kWrite, false, r);
-      if (m.to < m.from) s.promotions[m.to]++;
-      else s.demotions[m.from]++;
+      if (m.to < m.from)
+        s.promotions[m.to]++;
+      else
+        s.demotions[m.from]++;
     }
     (void)t0;
   }

@@ -39,7 +39,11 @@ size_t Policy::memory_bytes() const { return tier_.capacity() + size_.capacity()
 // ---------------------------------------------------------------------------------------------
 
 HeapPolicy::HeapPolicy(const std::vector<TierSpec>& tiers, uint32_t pages)
-    : Policy(tiers, pages), key_(pages, 0.0), tie_(pages, 0), pos_(pages, kNone), heaps_(tiers.size()),
+    : Policy(tiers, pages),
+      key_(pages, 0.0),
+      tie_(pages, 0),
+      pos_(pages, kNone),
+      heaps_(tiers.size()),
       heaped_(tiers.size()) {
   for (size_t t = 0; t < tiers.size(); t++) heaped_[t] = tiers[t].capacity_pages < pages;
 }
@@ -158,8 +162,9 @@ void PlacementCheck::fail(const std::string& what) const { throw PolicyError("po
 int PlacementCheck::tier(uint32_t page, const Policy& policy) const {
   const int ours = tier_[page], theirs = policy.tier_of(page);
   if (ours != theirs)
-    fail("page " + std::to_string(page) + " is in tier " + std::to_string(theirs + 1) + " by the policy's account, but its moves left it in tier " +
-         std::to_string(ours + 1) + " (a move not reported in `moves`?)");
+    fail("page " + std::to_string(page) + " is in tier " + std::to_string(theirs + 1) +
+         " by the policy's account, but its moves left it in tier " + std::to_string(ours + 1) +
+         " (a move not reported in `moves`?)");
   return ours;
 }
 
@@ -169,7 +174,8 @@ void PlacementCheck::apply(const std::vector<Move>& moves) {
     const std::string page = "page " + std::to_string(m.page);
     if (m.page >= tier_.size()) fail("moved " + page + ", which does not exist");
     if (m.from != tier_[m.page])
-      fail("moved " + page + " from tier " + std::to_string(m.from + 1) + ", but it is in tier " + std::to_string(tier_[m.page] + 1));
+      fail("moved " + page + " from tier " + std::to_string(m.from + 1) + ", but it is in tier " +
+           std::to_string(tier_[m.page] + 1));
     if (m.to >= tiers || (m.to != m.from + 1 && m.to + 1 != m.from))
       fail("moved " + page + " from tier " + std::to_string(m.from + 1) + " to tier " + std::to_string(m.to + 1) +
            ": pages move to a neighbouring tier");
@@ -179,8 +185,8 @@ void PlacementCheck::apply(const std::vector<Move>& moves) {
   }
   for (int t = 0; t < tiers; t++)
     if (size_[t] > capacity_[t])
-      fail("tier " + std::to_string(t + 1) + " holds " + std::to_string(size_[t]) + " pages after a request, more than its capacity of " +
-           std::to_string(capacity_[t]));
+      fail("tier " + std::to_string(t + 1) + " holds " + std::to_string(size_[t]) +
+           " pages after a request, more than its capacity of " + std::to_string(capacity_[t]));
 }
 
 }  // namespace restore

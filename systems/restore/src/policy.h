@@ -1,4 +1,4 @@
-// The migration policies of thesis Chapter 6 (Table in spec §3): Static (the oracle placement),
+// The migration policies of thesis Chapter 6 (L1928-1954, L2000): Static (the oracle placement),
 // tLFU, tLRU, LRFU, EXD, TEMP and ReStore. All adaptive policies promote a requested page by one
 // tier (towards tier 0, the fastest) and, when the faster tier is full, demote that tier's
 // lowest-scored page into the slot the promoted page left (a swap, so demotions never cascade).
@@ -18,22 +18,25 @@
 #include <string>
 #include <vector>
 
+#include "artifact/rng.h"
 #include "model.h"
 #include "rl.h"
-#include "rng.h"
 #include "temperature.h"
 
 namespace restore {
+
+using artifact::derive_seed;
+using artifact::SplitMix64;
 
 // The four policies of ScorePolicy.
 enum class ScoreKind { kTlfu, kTlru, kLrfu, kExd };
 
 struct RlParams {
   TdParams td;
-  uint32_t step = 100;         // requests per TD state step (original RL_update_freqs = 100)
-  uint32_t fit_window = 500;   // membership fit: last 500 observations (original code)
-  uint32_t fit_every = 4;      // refit every 4 observations (original code)
-  double b_scale = 10.0;       // b = 10 / range (thesis L1847)
+  uint32_t step = 100;        // requests per TD state step (original RL_update_freqs = 100)
+  uint32_t fit_window = 500;  // membership fit: last 500 observations (original code)
+  uint32_t fit_every = 4;     // refit every 4 observations (original code)
+  double b_scale = 10.0;      // b = 10 / range (thesis L1847)
   // Eq. 6.4's compared quantity (see README): kMean weights each tier's v by its mean temperature
   // s1 ("the sum of their multiplication", L1877; the released code's commented-out variant
   // cost * state[0]), kTotal by its total temperature |K| s1, kPlain is Eq. 6.4 as printed.
@@ -44,7 +47,7 @@ struct RlParams {
 
 struct PolicyParams {
   double lrfu_lambda = 0.32192809488736235;  // F(x) = 2^{-lambda x}: 2^{-lambda} = 0.8 (original)
-  double exd_alpha = 2e-8;                    // S = 1 + S e^{-alpha dt} (original alpha_exd)
+  double exd_alpha = 2e-8;                   // S = 1 + S e^{-alpha dt} (original alpha_exd)
   TemperatureParams temp;
   RlParams rl;
   uint64_t seed = 1;
@@ -92,7 +95,9 @@ class HeapPolicy : public Policy {
   double key(uint32_t page) const { return key_[page]; }
   // The lowest page of a tier's heap (the tier must be heaped and non-empty).
   uint32_t lowest(int tier) const { return heaps_[static_cast<size_t>(tier)].front(); }
-  bool full(int tier) const { return size_[static_cast<size_t>(tier)] >= tiers_[static_cast<size_t>(tier)].capacity_pages; }
+  bool full(int tier) const {
+    return size_[static_cast<size_t>(tier)] >= tiers_[static_cast<size_t>(tier)].capacity_pages;
+  }
 
  protected:
   void set_key(uint32_t page, double key, uint32_t tie);
@@ -224,9 +229,9 @@ class RestorePolicy : public TempPolicy {
     Membership m1, m2;
     double phi[kRules] = {0.25, 0.25, 0.25, 0.25};  // basis of the current state s_n
     bool started = false;
-    double tau = 0;          // steps spent in s_n
-    uint64_t since = 0;      // request index where s_n began
-    double reward_sum = 0;   // sum of discounted response times in s_n
+    double tau = 0;         // steps spent in s_n
+    uint64_t since = 0;     // request index where s_n began
+    double reward_sum = 0;  // sum of discounted response times in s_n
     uint64_t reward_n = 0;
     uint64_t updates = 0;
   };
@@ -250,9 +255,10 @@ class RestorePolicy : public TempPolicy {
 
 // In a plug-in's .cc, at namespace scope: CLASS (a Policy constructed from the tiers, the page
 // count and the parameters) becomes --policy NAME.
-#define RESTORE_REGISTER_POLICY(NAME, CLASS)                                                      \
-  static const bool restore_registered_##CLASS = ::restore::register_policy(                    \
-      NAME, [](const std::vector<::restore::TierSpec>& tiers, uint32_t pages,                   \
-               const ::restore::PolicyParams& params) -> std::unique_ptr<::restore::Policy> {   \
-        return std::make_unique<CLASS>(tiers, pages, params);                                   \
-      })
+#define RESTORE_REGISTER_POLICY(NAME, CLASS)                                                                       \
+  static const bool restore_registered_##CLASS =                                                                   \
+      ::restore::register_policy(NAME,                                                                             \
+                                 [](const std::vector<::restore::TierSpec>& tiers, uint32_t pages,                 \
+                                    const ::restore::PolicyParams& params) -> std::unique_ptr<::restore::Policy> { \
+                                   return std::make_unique<CLASS>(tiers, pages, params);                           \
+                                 })

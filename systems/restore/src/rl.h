@@ -31,9 +31,7 @@ struct Membership {
   double small(double x) const { return 1.0 - large(x); }
   double a() const { return std::exp(b * xbar); }
   // The thesis's parameterisation from the expected value and the range of x.
-  static Membership fit(double xbar, double range, double b_scale = 10.0) {
-    return Membership{xbar, b_scale / range};
-  }
+  static Membership fit(double xbar, double range, double b_scale = 10.0) { return Membership{xbar, b_scale / range}; }
 };
 
 // phi^i(s) = w^i(s) / sum_k w^k(s) for the four rules.

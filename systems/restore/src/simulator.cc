@@ -6,8 +6,8 @@
 #include <queue>
 #include <stdexcept>
 
+#include "artifact/rng.h"
 #include "queue.h"
-#include "rng.h"
 
 namespace restore {
 
@@ -90,8 +90,10 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
     uint32_t page;
     Op op;
     workload.next(&page, &op);
-    if (op == Op::kRead) s.reads++;
-    else s.writes++;
+    if (op == Op::kRead)
+      s.reads++;
+    else
+      s.writes++;
     const int tier = check.tier(page, *policy);
     const double finish = devices[static_cast<size_t>(tier)].submit(t, op);
     s.accesses[static_cast<size_t>(tier)]++;
@@ -102,8 +104,8 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
       const auto t0 = std::chrono::steady_clock::now();
       policy->access(page, op, r, probe, moves);
       policy->observe(tier, finish - t, r);
-      policy_ns += static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now() - t0).count());
+      policy_ns += static_cast<double>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     } else {
       policy->access(page, op, r, probe, moves);
       policy->observe(tier, finish - t, r);
@@ -114,8 +116,10 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
     for (const Move& m : moves) {
       devices[m.from].submit(t, Op::kRead);
       devices[m.to].submit(t, Op::kWrite);
-      if (m.to < m.from) s.promotions[m.to]++;
-      else s.demotions[m.from]++;
+      if (m.to < m.from)
+        s.promotions[m.to]++;
+      else
+        s.demotions[m.from]++;
     }
     if (config.arrival == Arrival::kClosed) ready.push(finish);
   }

@@ -23,12 +23,12 @@ struct SimConfig {
   std::vector<TierSpec> tiers;
   ServerModel server_model = ServerModel::kShared;
   Arrival arrival = Arrival::kClosed;
-  uint32_t clients = 32;     // closed loop: requests outstanding at once
-  double rate_per_s = 0;     // poisson: mean arrival rate
+  uint32_t clients = 32;  // closed loop: requests outstanding at once
+  double rate_per_s = 0;  // poisson: mean arrival rate
   Initial initial = Initial::kFill;
   std::string policy = "restore";  // a name of the policy registry (policy.h)
   PolicyParams params;
-  bool cpu_timing = true;    // measure the time spent in the policy (steady_clock per access)
+  bool cpu_timing = true;  // measure the time spent in the policy (steady_clock per access)
 };
 
 struct RunStats {
@@ -40,7 +40,7 @@ struct RunStats {
   double data_access_us = 0;         // time until every I/O (migrations included) has finished
   double policy_ns = 0;              // measured time inside the policy (0 without cpu_timing)
   size_t policy_memory_bytes = 0;
-  double wall_s = 0;                 // wall time of the whole run
+  double wall_s = 0;  // wall time of the whole run
 };
 
 // The placement the run starts from: kFill puts pages 0.. in the fastest tier until it is full,

@@ -6,10 +6,15 @@
 
 namespace restore {
 
-TemperatureModel::TemperatureModel(uint32_t pages, const TemperatureParams& params,
-                                   TemperatureListener* listener)
-    : p_(params), listener_(listener), temp_(pages, 0.0), last_(pages, 0), bucket_(pages, 0),
-      cur_(pages, 0), prev_(pages, 0), ring_(1024) {
+TemperatureModel::TemperatureModel(uint32_t pages, const TemperatureParams& params, TemperatureListener* listener)
+    : p_(params),
+      listener_(listener),
+      temp_(pages, 0.0),
+      last_(pages, 0),
+      bucket_(pages, 0),
+      cur_(pages, 0),
+      prev_(pages, 0),
+      ring_(1024) {
   if (p_.timestep == 0 || p_.window == 0 || p_.drop_period == 0)
     throw std::invalid_argument("temperature timestep, window and drop period must be at least 1");
 }
@@ -52,8 +57,8 @@ double TemperatureModel::touch(uint32_t page, uint64_t now) {
     bucket_[page] = b;
   }
   cur_[page]++;
-  double into = static_cast<double>(now - static_cast<uint64_t>(b) * window_requests) /
-                static_cast<double>(window_requests);
+  double into =
+      static_cast<double>(now - static_cast<uint64_t>(b) * window_requests) / static_cast<double>(window_requests);
   double req = cur_[page] + prev_[page] * (1.0 - into);
   double before = temp_[page];
   double after = heat(p_.increase, req);

@@ -105,8 +105,10 @@ bool parse_workload(const std::string& name, std::vector<Phase>* phases, std::st
     }
     for (uint64_t k = 0; k < repeat; k++) {
       Phase p = ph;
-      if (!explicit_set) p.set = auto_set++;
-      else p.set = ph.set + static_cast<uint32_t>(k);
+      if (!explicit_set)
+        p.set = auto_set++;
+      else
+        p.set = ph.set + static_cast<uint32_t>(k);
       phases->push_back(p);
     }
   }
@@ -119,8 +121,13 @@ bool parse_workload(const std::string& name, std::vector<Phase>* phases, std::st
 
 SyntheticWorkload::SyntheticWorkload(std::vector<Phase> phases, uint32_t pages, uint64_t requests, double read_pct,
                                      uint64_t seed)
-    : phases_(std::move(phases)), pages_(pages), requests_(requests), read_pct_(read_pct), seed_(seed),
-      pick_(0), ops_(0) {
+    : phases_(std::move(phases)),
+      pages_(pages),
+      requests_(requests),
+      read_pct_(read_pct),
+      seed_(seed),
+      pick_(0),
+      ops_(0) {
   if (pages == 0 || phases_.empty()) throw std::invalid_argument("a workload needs pages and phases");
   reset();
 }
@@ -181,16 +188,17 @@ void SyntheticWorkload::next(uint32_t* page, Op* op) {
   issued_++;
   const Phase& ph = phases_[phase_];
   switch (ph.kind) {
-    case Phase::kUniform:
-      *page = static_cast<uint32_t>(pick_.below(pages_));
-      break;
+    case Phase::kUniform: *page = static_cast<uint32_t>(pick_.below(pages_)); break;
     case Phase::kZipf: {
       const double u = pick_.uniform();
       const double uz = u * zetan_;
       uint64_t item;
-      if (uz < 1.0) item = 0;
-      else if (uz < half_pow_theta_) item = 1;
-      else item = static_cast<uint64_t>(pages_ * std::pow(eta_ * u - eta_ + 1.0, zalpha_));
+      if (uz < 1.0)
+        item = 0;
+      else if (uz < half_pow_theta_)
+        item = 1;
+      else
+        item = static_cast<uint64_t>(pages_ * std::pow(eta_ * u - eta_ + 1.0, zalpha_));
       if (item >= pages_) item = pages_ - 1;
       *page = static_cast<uint32_t>(fnv1a64(item ^ scramble_) % pages_);  // YCSB's scrambling
       break;
@@ -229,16 +237,20 @@ Trace read_trace(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     size_t c1 = line.find(',');
     std::string page_text = line.substr(0, c1);
-    if (line_no == 1 && !page_text.empty() && !std::isdigit(static_cast<unsigned char>(page_text[0]))) continue;  // header
+    if (line_no == 1 && !page_text.empty() && !std::isdigit(static_cast<unsigned char>(page_text[0])))
+      continue;  // header
     uint64_t page = 0;
     std::string op_text = c1 == std::string::npos ? "" : line.substr(c1 + 1, line.find(',', c1 + 1) - c1 - 1);
     if (!parse_uint(page_text, &page) || page >= (1ULL << 31))
       throw std::runtime_error(path + ":" + std::to_string(line_no) + ": page must be an integer in [0, 2^31), got '" +
                                page_text + "'");
     Op op;
-    if (op_text == "R" || op_text == "r") op = Op::kRead;
-    else if (op_text == "W" || op_text == "w") op = Op::kWrite;
-    else throw std::runtime_error(path + ":" + std::to_string(line_no) + ": op must be R or W, got '" + op_text + "'");
+    if (op_text == "R" || op_text == "r")
+      op = Op::kRead;
+    else if (op_text == "W" || op_text == "w")
+      op = Op::kWrite;
+    else
+      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": op must be R or W, got '" + op_text + "'");
     data->push_back(static_cast<uint32_t>(page << 1) | static_cast<uint32_t>(op));
     if (op == Op::kRead) t.reads++;
     max_page = std::max(max_page, page);

@@ -19,10 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "artifact/rng.h"
 #include "model.h"
-#include "rng.h"
 
 namespace restore {
+
+using artifact::derive_seed;
+using artifact::SplitMix64;
 
 struct Phase {
   enum Kind { kHot, kZipf, kUniform } kind = kHot;

@@ -1,12 +1,12 @@
 // The command line: errors, determinism, grid mode.
+#include "cli.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include "cli.h"
 
 using namespace restore;
 
@@ -41,8 +41,11 @@ TEST(Cli, ErrorsNameTheOption) {
   EXPECT_NE(error_of({"--arrival", "poisson"}).find("needs --rate"), std::string::npos);
   EXPECT_NE(error_of({"--frobnicate", "1"}).find("unknown option --frobnicate"), std::string::npos);
   EXPECT_NE(error_of({"--pages"}).find("--pages needs a value"), std::string::npos);
-  EXPECT_NE(error_of({"--read-latency-us", "10:20"}).find("--read-latency-us has 2 values for 3 tiers"), std::string::npos);
-  EXPECT_EQ(error_of({"--read-latency-us", "10:20", "--alpha", "1", "--k-r", "1", "--k-w", "2", "--capacity-pct", "10:100"}), "");
+  EXPECT_NE(error_of({"--read-latency-us", "10:20"}).find("--read-latency-us has 2 values for 3 tiers"),
+            std::string::npos);
+  EXPECT_EQ(
+      error_of({"--read-latency-us", "10:20", "--alpha", "1", "--k-r", "1", "--k-w", "2", "--capacity-pct", "10:100"}),
+      "");
 }
 
 TEST(Cli, CapacitiesMustHoldEveryPage) {

@@ -41,11 +41,16 @@ class Broken : public AlwaysUp {
   using AlwaysUp::AlwaysUp;
   void access(uint32_t page, Op op, uint64_t now, restore::QueueProbe& probe, std::vector<Move>& moves) override {
     const uint8_t from = static_cast<uint8_t>(tier_of(page));
-    if (mistake == 1) moves.push_back(Move{page, static_cast<uint8_t>(from == 0 ? 1 : 0), from});  // wrong source
-    else if (mistake == 2 && from == 2) moves.push_back(Move{page, 2, 0});  // two tiers at once
-    else if (mistake == 3 && from > 0) move(page, from - 1, moves);  // no swap: overfills
-    else if (mistake == 4 && from > 0) tier_[page] = static_cast<uint8_t>(from - 1);  // not reported
-    else AlwaysUp::access(page, op, now, probe, moves);
+    if (mistake == 1)
+      moves.push_back(Move{page, static_cast<uint8_t>(from == 0 ? 1 : 0), from});  // wrong source
+    else if (mistake == 2 && from == 2)
+      moves.push_back(Move{page, 2, 0});  // two tiers at once
+    else if (mistake == 3 && from > 0)
+      move(page, from - 1, moves);  // no swap: overfills
+    else if (mistake == 4 && from > 0)
+      tier_[page] = static_cast<uint8_t>(from - 1);  // not reported
+    else
+      AlwaysUp::access(page, op, now, probe, moves);
   }
 };
 

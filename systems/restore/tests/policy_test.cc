@@ -1,10 +1,11 @@
 // Each policy on small hand-made traces with a known outcome, and the invariants of all of them.
+#include "policy.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "policy.h"
 #include "simulator.h"
 
 using namespace restore;
@@ -81,12 +82,12 @@ TEST(Tlru, DecidesOnTheRecencyBeforeTheRequest) {
   // (its previous recency, never, is not higher than anyone's); a second request does if the
   // first one was more recent than the faster tier's least recent page.
   Harness h("tlru", {2, 2, 10}, 6);  // 0, 1 | 2, 3 | 4, 5
-  h.access(0);                                  // stamp 1
-  h.access(1);                                  // stamp 2
-  EXPECT_TRUE(h.access(4).empty());             // first request of 4: stays in tier 3
+  h.access(0);                       // stamp 1
+  h.access(1);                       // stamp 2
+  EXPECT_TRUE(h.access(4).empty());  // first request of 4: stays in tier 3
   EXPECT_EQ(h.policy->tier_of(4), 2);
-  EXPECT_TRUE(h.access(2).empty());             // 2 never requested before; tier 1's LRU is 0 (stamp 1)
-  auto m = h.access(4);  // 4 was requested at stamp 3 > tier 2's LRU (page 3, never): swap with 3
+  EXPECT_TRUE(h.access(2).empty());  // 2 never requested before; tier 1's LRU is 0 (stamp 1)
+  auto m = h.access(4);              // 4 was requested at stamp 3 > tier 2's LRU (page 3, never): swap with 3
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].page, 4u);
   EXPECT_EQ(m[0].from, 2);
@@ -108,8 +109,8 @@ TEST(Tlru, AStaleSecondRequestDoesNotPromote) {
   h.access(1);  // stamp 3
   EXPECT_TRUE(h.access(2).empty());
   EXPECT_EQ(h.policy->tier_of(2), 1);
-  h.access(3);                       // stamp 5, stays
-  auto m = h.access(2);              // previous request stamp 4 > tier 1's LRU (0, stamp 2)
+  h.access(3);           // stamp 5, stays
+  auto m = h.access(2);  // previous request stamp 4 > tier 1's LRU (0, stamp 2)
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1].page, 0u);
 }

@@ -1,10 +1,11 @@
 // The virtual-time queues and the simulator's timing against closed-form cases.
+#include "queue.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "queue.h"
-#include "rng.h"
+#include "artifact/rng.h"
 #include "simulator.h"
 
 using namespace restore;
@@ -121,7 +122,8 @@ TEST(Simulator, MigrationsCostAReadAndAWrite) {
 TEST(Simulator, SameSeedSameResult) {
   SimConfig c = two_tiers(50, 1000);
   c.policy = "restore";
-  SyntheticWorkload w1({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9), w2({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9);
+  SyntheticWorkload w1({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9),
+      w2({Phase{Phase::kHot, 5, 90}}, 1000, 20000, 50, 9);
   RunStats a = simulate(c, w1), b = simulate(c, w2);
   EXPECT_EQ(a.data_access_us, b.data_access_us);
   EXPECT_EQ(a.promotions, b.promotions);

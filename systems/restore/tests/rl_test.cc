@@ -1,9 +1,9 @@
 // Membership functions, the FRB basis and the TD(lambda) update (Eq. 6.2-6.6) on hand-computed numbers.
+#include "rl.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "rl.h"
 
 using namespace restore;
 
@@ -16,8 +16,7 @@ TEST(Membership, SigmoidThroughHalfAtTheMean) {
   EXPECT_NEAR(m.large(0.4 + 0.2), 0.7310585786, 1e-9);
   EXPECT_NEAR(m.large(0.4 - 0.5), 1 - 0.9241418200, 1e-9);
   // The thesis's form 1 / (1 + a e^{-b x}) with a = e^{b xbar}.
-  for (double x : {-1.0, 0.0, 0.3, 1.7})
-    EXPECT_NEAR(m.large(x), 1.0 / (1.0 + m.a() * std::exp(-m.b * x)), 1e-12);
+  for (double x : {-1.0, 0.0, 0.3, 1.7}) EXPECT_NEAR(m.large(x), 1.0 / (1.0 + m.a() * std::exp(-m.b * x)), 1e-12);
   EXPECT_NEAR(m.large(1.0) + m.small(1.0), 1.0, 1e-15);
 }
 

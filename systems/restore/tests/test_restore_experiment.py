@@ -75,9 +75,12 @@ def test_table_6_6_reports_cpu_and_memory(binary):
 
 
 def test_rank_agreement_counts_only_clear_discordances():
-    rows = [{"engine": "sim", "policy": "a", "data_access_us": 100}, {"engine": "sim", "policy": "b", "data_access_us": 102},
-            {"engine": "sim", "policy": "c", "data_access_us": 200}, {"engine": "emu", "policy": "a", "data_access_us": 105},
-            {"engine": "emu", "policy": "b", "data_access_us": 103}, {"engine": "emu", "policy": "c", "data_access_us": 90}]
+    rows = [{"engine": "sim", "policy": "a", "data_access_us": 100},
+            {"engine": "sim", "policy": "b", "data_access_us": 102},
+            {"engine": "sim", "policy": "c", "data_access_us": 200},
+            {"engine": "emu", "policy": "a", "data_access_us": 105},
+            {"engine": "emu", "policy": "b", "data_access_us": 103},
+            {"engine": "emu", "policy": "c", "data_access_us": 90}]
     out = ex.rank_agreement(rows, tolerance=0.05)
     assert out["discordant_pairs"] == 3
     assert out["violations"] == [("a", "c"), ("b", "c")]  # a/b is a near-tie in the simulator
@@ -106,9 +109,10 @@ def test_emulator_ranks_policies_as_the_simulator(binary):
 
 
 def test_claims_direction_on_a_small_static_workload(binary):
-    """Spec §7 claims 1, 3, 4 and 5 on 5hf90 (1e4 pages, 2e5 requests, 3 %/8 %): reported in the
-    test output, not asserted (the claims checker evaluates them on the experiment's CSVs). Only
-    mechanism facts that any correct implementation must show are asserted."""
+    """The thesis's claims that ReStore is fastest (L2011), tLRU and LRFU slowest (L2013), its CPU
+    time highest (L2056) and its migrations fewest (L2015), on 5hf90 (1e4 pages, 2e5 requests, 3 %/8 %):
+    reported in the test output, not asserted (the claims checker evaluates them on the experiment's CSVs).
+    Only mechanism facts that any correct implementation must show are asserted."""
     rows = ex.fig_6_8({"binary": binary, "pages": 10_000, "requests": 200_000, "workloads": ["5hf90"],
                        "tier_grid": {"t1_pct": [3], "t2_pct": [8]}})
     by = {r["policy"]: r for r in rows}

@@ -45,7 +45,7 @@ def test_snia_msr_requests_split_into_4k_pages(tmp_path):
     stats = traces.convert_snia(src, tmp_path / "hm.csv")
     lines = (tmp_path / "hm.csv").read_text().splitlines()
     assert lines[0] == "page,op,timestamp"
-    assert [tuple(l.split(",")[:2]) for l in lines[1:]] == [
+    assert [tuple(line.split(",")[:2]) for line in lines[1:]] == [
         ("0", "R"), ("1", "R"), ("1", "W"), ("2", "R"), ("3", "R"), ("4", "R")]
     assert stats["unique_pages"] == 5 and stats["operations"] == 6 and stats["writes"] == 1
 
@@ -59,7 +59,7 @@ def test_thesios_by_header_names(tmp_path):
         "/f/a,4096,bigtable,WRITE,100,12",    # page 1 of /f/a again
     ]) + "\n")
     stats = traces.convert_thesios(src, tmp_path / "t.csv")
-    ops = [tuple(l.split(",")[:2]) for l in (tmp_path / "t.csv").read_text().splitlines()[1:]]
+    ops = [tuple(line.split(",")[:2]) for line in (tmp_path / "t.csv").read_text().splitlines()[1:]]
     assert ops == [("0", "R"), ("1", "R"), ("2", "R"), ("3", "R"), ("4", "W"), ("1", "W")]
     assert stats["unique_pages"] == 5
     bad = tmp_path / "bad.csv"

@@ -1,12 +1,12 @@
 // The synthetic workloads of Table 6.4 and the trace reader.
+#include "workload.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <set>
-
-#include "workload.h"
 
 using namespace restore;
 
@@ -66,8 +66,10 @@ TEST(Workload, DynamicPhasesChangeTheHotSet) {
   for (int i = 0; i < 2000; i++) {
     w.next(&p, &op);
     bool hot0 = std::binary_search(h0.begin(), h0.end(), p), hot1 = std::binary_search(h1.begin(), h1.end(), p);
-    if (i < 1000) in0 += hot0;
-    else in1 += hot1;
+    if (i < 1000)
+      in0 += hot0;
+    else
+      in1 += hot1;
   }
   EXPECT_GT(in0, 850);
   EXPECT_GT(in1, 850);

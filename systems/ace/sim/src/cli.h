@@ -18,19 +18,14 @@ struct Options {
   bool pg_repins = true;  // a pg trace's re-pins leave the policy alone
   bool synthetic = false;
   Synthetic workload;
-  std::string out;   // empty: stdout
+  std::string out;     // empty: stdout
   std::string io_log;  // empty: none (Simulator::set_io_log)
-  std::string grid;  // a CSV of configurations, one per row
+  std::string grid;    // a CSV of configurations, one per row
   bool help = false;
 };
 
 // Parses and checks the arguments (without the program name); throws InputError.
 Options parse_args(const std::vector<std::string>& args);
-
-// The arguments of each row of a grid CSV: `base` (without --grid) followed by
-// "--<column> <value>" for every non-empty cell (a later option wins).
-std::vector<std::vector<std::string>> grid_rows(const std::string& path,
-                                                const std::vector<std::string>& base);
 
 std::string csv_header();
 std::string csv_row(const Options& o, const Simulator& sim);

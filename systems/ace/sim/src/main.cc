@@ -4,6 +4,4 @@
 
 #include "cli.h"
 
-int main(int argc, char** argv) {
-  return acesim::main_with_args(std::vector<std::string>(argv + 1, argv + argc));
-}
+int main(int argc, char** argv) { return acesim::main_with_args(std::vector<std::string>(argv + 1, argv + argc)); }

@@ -22,15 +22,19 @@ ListPolicy::ListPolicy(const std::vector<FrameState>& frames, ListKind kind, dou
       cold_(frames.size(), false),
       stamp_(frames.size(), 0) {
   // As freelist.c: Max(1, (int) (cflru_window * NBuffers)); the other policies walk it all.
-  window_ = kind == ListKind::kCflru
-                ? std::max(1, static_cast<int>(cflru_window * static_cast<double>(n_)))
-                : 2 * n_;
+  window_ = kind == ListKind::kCflru ? std::max(1, static_cast<int>(cflru_window * static_cast<double>(n_))) : 2 * n_;
 }
 
 void ListPolicy::unlink(Frame f) {
   Frame p = prev_[f], n = next_[f];
-  if (p != kNoFrame) next_[p] = n; else head_ = n;
-  if (n != kNoFrame) prev_[n] = p; else tail_ = p;
+  if (p != kNoFrame)
+    next_[p] = n;
+  else
+    head_ = n;
+  if (n != kNoFrame)
+    prev_[n] = p;
+  else
+    tail_ = p;
   prev_[f] = next_[f] = kNoFrame;
 }
 
@@ -157,8 +161,7 @@ Frame ListPolicy::victim(const std::vector<Frame>& pinned) {
 // LRU-WSR takes only cold ones and moves the others to the head, cold (Figure 4.6b).
 // CFLRU evicts a dirty frame only when its window holds no clean one, so its next dirty
 // victims are LRU's.
-std::vector<Frame> ListPolicy::writeback_candidates(Frame victim, int max,
-                                                    const std::vector<Frame>& pinned) {
+std::vector<Frame> ListPolicy::writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) {
   std::vector<Frame> found;
   if (max <= 0) return found;
   int walked = 0;
@@ -223,8 +226,7 @@ Frame ClockPolicy::victim(const std::vector<Frame>& pinned) {
 // With no further accesses, a frame with usage count u at distance d ahead of the hand is
 // evicted in the sweep's (u+1)-th pass at position d: the order is (u, d). Nothing is
 // decremented. As freelist.c, the scan stops once `max` frames of count zero are found.
-std::vector<Frame> ClockPolicy::writeback_candidates(Frame victim, int max,
-                                                     const std::vector<Frame>& pinned) {
+std::vector<Frame> ClockPolicy::writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) {
   std::vector<Frame> found;
   if (max <= 0) return found;
   std::vector<std::vector<Frame>> by_usage(kMaxUsage + 1);
@@ -317,7 +319,7 @@ void ExpCachePolicy::on_clean(Frame f) {
   insert(f);
 }
 
-// Algorithm 3 with the fixes of spec yang-nvm.md §4: w_LFU = 1 - w_LRU after normalising,
+// Algorithm 3 (Yang 2021, Ch. 4; README.md, "Policies") with lines 13-14 read as w_LFU = 1 - w_LRU after normalising,
 // and eta_pre = eta the first time.
 void ExpCachePolicy::update_expert(uint64_t access_count) {
   const double t = static_cast<double>(access_count);
@@ -367,8 +369,7 @@ Frame ExpCachePolicy::evict_victim(bool lru) {
     uint64_t tr = meta_[r].ts, tw = meta_[w].ts;
     return (tr < tw || static_cast<double>(tr - tw) <= tolerance) ? r : w;
   }
-  if (r_empty || w_empty)
-    return r_empty ? std::get<2>(*lfu_[kW].begin()) : std::get<2>(*lfu_[kR].begin());
+  if (r_empty || w_empty) return r_empty ? std::get<2>(*lfu_[kW].begin()) : std::get<2>(*lfu_[kR].begin());
   Frame r = std::get<2>(*lfu_[kR].begin()), w = std::get<2>(*lfu_[kW].begin());
   if (meta_[r].freq != meta_[w].freq) return meta_[r].freq < meta_[w].freq ? r : w;
   uint64_t tr = meta_[r].ts, tw = meta_[w].ts;
@@ -397,8 +398,7 @@ void ExpCachePolicy::on_evict(Frame f) {
 }
 
 // ACE over ExpCache: the next dirty pages are those of the write cache, in its LRU order.
-std::vector<Frame> ExpCachePolicy::writeback_candidates(Frame victim, int max,
-                                                        const std::vector<Frame>& pinned) {
+std::vector<Frame> ExpCachePolicy::writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) {
   std::vector<Frame> found;
   for (const auto& [ts, f] : lru_[kW]) {
     if (static_cast<int>(found.size()) >= max) break;
@@ -420,7 +420,8 @@ std::vector<NamedPolicy> builtin_policies() {
   return {{"lru", make_list<ListKind::kLru>},
           {"cflru", make_list<ListKind::kCflru>},
           {"lru_wsr", make_list<ListKind::kLruWsr>},
-          {"clock", [](const std::vector<FrameState>& frames, const PolicyOptions&) -> std::unique_ptr<Policy> {
+          {"clock",
+           [](const std::vector<FrameState>& frames, const PolicyOptions&) -> std::unique_ptr<Policy> {
              return std::make_unique<ClockPolicy>(frames);
            }},
           {"expcache", [](const std::vector<FrameState>& frames, const PolicyOptions& o) -> std::unique_ptr<Policy> {

@@ -21,9 +21,11 @@
 #include <utility>
 #include <vector>
 
-#include "rng.h"
+#include "artifact/rng.h"
 
 namespace acesim {
+
+using artifact::SplitMix64;
 
 using Frame = int;
 constexpr Frame kNoFrame = -1;
@@ -61,8 +63,7 @@ class Policy {
   virtual void on_evict(Frame f) = 0;
   // ACE's populate_pages_to_writeback(): up to `max` dirty frames other than `victim`
   // and `pinned`, in the order the policy would evict them next.
-  virtual std::vector<Frame> writeback_candidates(Frame victim, int max,
-                                                  const std::vector<Frame>& pinned) = 0;
+  virtual std::vector<Frame> writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) = 0;
 
  protected:
   const std::vector<FrameState>& frames_;
@@ -79,8 +80,7 @@ class ListPolicy : public Policy {
   void on_clean(Frame f) override;
   Frame victim(const std::vector<Frame>& pinned) override;
   void on_evict(Frame f) override;
-  std::vector<Frame> writeback_candidates(Frame victim, int max,
-                                          const std::vector<Frame>& pinned) override;
+  std::vector<Frame> writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) override;
 
   // For the tests: frames from the least recently used (tail) to the head, and the flag.
   std::vector<Frame> order_from_tail() const;
@@ -107,8 +107,7 @@ class ListPolicy : public Policy {
   // the list order is also kept as stamps (head: increasing, tail: decreasing) in an
   // order-statistics tree, and the clean frames by stamp: the first clean frame from the
   // tail and its position come in O(log N). Same victims as the walk.
-  using StampTree = __gnu_pbds::tree<int64_t, __gnu_pbds::null_type, std::less<int64_t>,
-                                     __gnu_pbds::rb_tree_tag,
+  using StampTree = __gnu_pbds::tree<int64_t, __gnu_pbds::null_type, std::less<int64_t>, __gnu_pbds::rb_tree_tag,
                                      __gnu_pbds::tree_order_statistics_node_update>;
   void restamp(Frame f, bool at_head);
   void unstamp(Frame f);
@@ -128,8 +127,7 @@ class ClockPolicy : public Policy {
   void make_evict_first(Frame f) override;
   Frame victim(const std::vector<Frame>& pinned) override;
   void on_evict(Frame /*f*/) override {}
-  std::vector<Frame> writeback_candidates(Frame victim, int max,
-                                          const std::vector<Frame>& pinned) override;
+  std::vector<Frame> writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) override;
 
   int usage(Frame f) const { return usage_[f]; }
   void set_usage(Frame f, int u) { usage_[f] = u; }
@@ -156,8 +154,7 @@ class ExpCachePolicy : public Policy {
   void on_clean(Frame f) override;
   Frame victim(const std::vector<Frame>& pinned) override;
   void on_evict(Frame f) override;
-  std::vector<Frame> writeback_candidates(Frame victim, int max,
-                                          const std::vector<Frame>& pinned) override;
+  std::vector<Frame> writeback_candidates(Frame victim, int max, const std::vector<Frame>& pinned) override;
 
   double w_lru() const { return w_lru_; }
   uint64_t freq(Frame f) const { return meta_[f].freq; }
@@ -183,10 +180,10 @@ class ExpCachePolicy : public Policy {
   size_t capacity_, ghost_capacity_;
   SplitMix64 rng_;
   std::vector<Meta> meta_;
-  std::set<std::pair<uint64_t, Frame>> lru_[2];                  // (timestamp, frame)
-  std::set<std::tuple<uint64_t, uint64_t, Frame>> lfu_[2];       // (freq, timestamp, frame)
-  std::unordered_map<uint64_t, uint64_t> glru_;                  // page -> timestamp
-  std::set<std::pair<uint64_t, uint64_t>> glru_order_;           // (timestamp, page)
+  std::set<std::pair<uint64_t, Frame>> lru_[2];                       // (timestamp, frame)
+  std::set<std::tuple<uint64_t, uint64_t, Frame>> lfu_[2];            // (freq, timestamp, frame)
+  std::unordered_map<uint64_t, uint64_t> glru_;                       // page -> timestamp
+  std::set<std::pair<uint64_t, uint64_t>> glru_order_;                // (timestamp, page)
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> glfu_;  // page -> (freq, ts)
   std::set<std::tuple<uint64_t, uint64_t, uint64_t>> glfu_order_;     // (freq, ts, page)
   uint64_t glru_hits_ = 0, glfu_hits_ = 0;
@@ -203,8 +200,7 @@ struct PolicyOptions {
   double cflru_window = 1.0 / 3.0;
   uint64_t seed = 1;
 };
-using PolicyFactory = std::unique_ptr<Policy> (*)(const std::vector<FrameState>& frames,
-                                                  const PolicyOptions& options);
+using PolicyFactory = std::unique_ptr<Policy> (*)(const std::vector<FrameState>& frames, const PolicyOptions& options);
 
 struct NamedPolicy {
   std::string name;
@@ -226,9 +222,8 @@ std::unique_ptr<Policy> make_policy(const std::string& name, const std::vector<F
 
 // In a plug-in's .cc, at namespace scope: CLASS (a Policy constructed from the frames alone)
 // becomes --policy NAME.
-#define ACESIM_REGISTER_POLICY(NAME, CLASS)                                                  \
-  static const bool acesim_registered_##CLASS = ::acesim::register_policy(                \
-      NAME, [](const std::vector<::acesim::FrameState>& frames,                           \
-               const ::acesim::PolicyOptions&) -> std::unique_ptr<::acesim::Policy> {     \
-        return std::make_unique<CLASS>(frames);                                           \
-      })
+#define ACESIM_REGISTER_POLICY(NAME, CLASS)                                                                         \
+  static const bool acesim_registered_##CLASS =                                                                     \
+      ::acesim::register_policy(NAME,                                                                               \
+                                [](const std::vector<::acesim::FrameState>& frames, const ::acesim::PolicyOptions&) \
+                                    -> std::unique_ptr<::acesim::Policy> { return std::make_unique<CLASS>(frames); })

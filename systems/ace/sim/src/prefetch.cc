@@ -63,8 +63,7 @@ std::vector<uint32_t> Predictor::history_predict(uint64_t page, int max) {
     for (int i = 0; i < kHistoryFanout && static_cast<int>(out.size()) < max; i++) {
       if (row->weight[order[i]] < kHistoryThreshold) break;
       uint32_t candidate = row->next[order[i]];
-      if (candidate != page_block(page) &&
-          std::find(out.begin(), out.end(), candidate) == out.end())
+      if (candidate != page_block(page) && std::find(out.begin(), out.end(), candidate) == out.end())
         out.push_back(candidate);
     }
     current = make_page(page_rel(page), row->next[order[0]]);

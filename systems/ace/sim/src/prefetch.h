@@ -11,9 +11,7 @@
 
 namespace acesim {
 
-inline uint64_t make_page(uint32_t rel, uint32_t block) {
-  return (static_cast<uint64_t>(rel) << 32) | block;
-}
+inline uint64_t make_page(uint32_t rel, uint32_t block) { return (static_cast<uint64_t>(rel) << 32) | block; }
 inline uint32_t page_rel(uint64_t page) { return static_cast<uint32_t>(page >> 32); }
 inline uint32_t page_block(uint64_t page) { return static_cast<uint32_t>(page); }
 

@@ -104,7 +104,8 @@ void Simulator::check_writeback(const std::vector<Frame>& others, Frame v, const
     if (seen[g]) throw PolicyError(who + frame + " twice");
     seen[g] = true;
     if (!frames_[g].valid || !frames_[g].dirty) throw PolicyError(who + frame + ", which is not dirty");
-    if (std::find(pinned.begin(), pinned.end(), g) != pinned.end()) throw PolicyError(who + frame + ", which is pinned");
+    if (std::find(pinned.begin(), pinned.end(), g) != pinned.end())
+      throw PolicyError(who + frame + ", which is pinned");
   }
 }
 

@@ -62,8 +62,8 @@ std::vector<Op> read_trace(const std::string& path, const std::string& format) {
       }
       uint32_t pid, spc, db, rel, fork, block;
       if (n != 7 || start <= line.size() || !parse_uint(f[0], &pid) || !parse_uint(f[1], &spc) ||
-          !parse_uint(f[2], &db) || !parse_uint(f[3], &rel) || !parse_uint(f[4], &fork) ||
-          !parse_uint(f[5], &block) || (f[6] != "R" && f[6] != "W"))
+          !parse_uint(f[2], &db) || !parse_uint(f[3], &rel) || !parse_uint(f[4], &fork) || !parse_uint(f[5], &block) ||
+          (f[6] != "R" && f[6] != "W"))
         throw bad("pid,tablespace,database,relfilenode,fork,block,R|W");
       auto [it, inserted] = forks.try_emplace({spc, db, rel, fork}, static_cast<uint32_t>(forks.size()));
       const uint64_t page = make_page(it->second, block);

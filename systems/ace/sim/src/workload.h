@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "artifact/command_line.h"
 #include "simulator.h"
 
 namespace acesim {
 
 // Bad input (arguments, files): reported on stderr, exit status 2.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using artifact::InputError;
 
 struct Op {
   // kDirty: PostgreSQL's W (not an access). kRepin: an R line that repeats the previous R
@@ -34,7 +33,7 @@ std::vector<Op> read_trace(const std::string& path, const std::string& format);
 struct Synthetic {
   uint64_t ops = 0;
   uint64_t pages = 0;
-  double read_pct = 50;       // thesis Table 4.2, MS
+  double read_pct = 50;  // thesis Table 4.2, MS
   double hot_ops_pct = 90;
   double hot_pages_pct = 10;
   uint64_t seed = 1;
@@ -58,8 +57,8 @@ class SyntheticGenerator {
 // A trace's relation forks are as large as the largest block it requests from each, plus one.
 std::vector<uint32_t> relation_sizes(const std::vector<Op>& ops);
 
-// Feed the ops to the simulator (which learns relation_sizes first); with `repins`, a kRepin is a hit that leaves the policy
-// alone (PinBuffer counts a use only on a process's first pin), else a plain access.
+// Feed the ops to the simulator (which learns relation_sizes first); with `repins`, a kRepin is a hit that leaves the
+// policy alone (PinBuffer counts a use only on a process's first pin), else a plain access.
 void replay(Simulator& sim, const std::vector<Op>& ops, bool repins = true);
 void replay(Simulator& sim, const Synthetic& spec);
 

@@ -1,4 +1,6 @@
 // The command line: refusals, trace formats, the grid mode and byte-identical output.
+#include "cli.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,8 +9,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "cli.h"
 
 namespace acesim {
 namespace {
@@ -114,8 +114,7 @@ TEST_F(Cli, PgTraceRepinsLeaveThePolicyAlone) {
   std::vector<Op> ops = read_trace(path("t.trace"), "pg");
   std::vector<Op::Kind> kinds;
   for (const Op& op : ops) kinds.push_back(op.kind);
-  EXPECT_EQ(kinds, (std::vector<Op::Kind>{Op::kRead, Op::kDirty, Op::kRepin, Op::kRead, Op::kRead,
-                                          Op::kRead}));
+  EXPECT_EQ(kinds, (std::vector<Op::Kind>{Op::kRead, Op::kDirty, Op::kRepin, Op::kRead, Op::kRead, Op::kRead}));
   for (bool repins : {true, false}) {
     Config c;
     c.policy = "clock";
@@ -144,9 +143,9 @@ TEST_F(Cli, SimpleTraceFormat) {
 
 TEST_F(Cli, SameInputsGiveTheSameBytes) {
   for (const char* policy : {"lru", "cflru", "lru_wsr", "clock", "expcache"}) {
-    std::vector<std::string> args = {"--policy", policy, "--ace", "on", "--pool-pages", "300",
-                                     "--synthetic", "--ops", "50000", "--pages", "4000",
-                                     "--read-pct", "30", "--seed", "11", "--alpha", "2.5"};
+    std::vector<std::string> args = {"--policy",    policy,   "--ace", "on",      "--pool-pages", "300",
+                                     "--synthetic", "--ops",  "50000", "--pages", "4000",         "--read-pct",
+                                     "30",          "--seed", "11",    "--alpha", "2.5"};
     if (std::string(policy) != "expcache") args.insert(args.end(), {"--prefetch", "history"});
     std::vector<std::string> a = args, b = args;
     a.insert(a.end(), {"--out", path("a.csv")});
@@ -164,8 +163,10 @@ TEST_F(Cli, GridRowsEqualPerPointRuns) {
         "policy,ace,n_w,alpha,synthetic,trace,trace_format\n"
         "lru,off,,2,1,,\n"
         "clock,on,4,3,1,,\n"
-        "lru_wsr,on,2,,," + path("trace.simple") + ",simple\n"
-        "expcache,on,8,1.5,yes,,\n");
+        "lru_wsr,on,2,,," +
+            path("trace.simple") +
+            ",simple\n"
+            "expcache,on,8,1.5,yes,,\n");
   const std::vector<std::string> shared = {"--pool-pages", "50", "--ops", "3000", "--pages", "400"};
   std::vector<std::string> grid = shared;
   grid.insert(grid.end(), {"--grid", path("grid.csv"), "--out", path("grid_out.csv")});
@@ -177,18 +178,19 @@ TEST_F(Cli, GridRowsEqualPerPointRuns) {
         "policy,ace,n_w,alpha,synthetic,ops,pages,trace,trace_format\n"
         "lru,off,,2,1,3000,400,,\n"
         "clock,on,4,3,1,3000,400,,\n"
-        "lru_wsr,on,2,,,,," + path("trace.simple") + ",simple\n"
-        "expcache,on,8,1.5,yes,3000,400,,\n");
+        "lru_wsr,on,2,,,,," +
+            path("trace.simple") +
+            ",simple\n"
+            "expcache,on,8,1.5,yes,3000,400,,\n");
   grid = {"--pool-pages", "50", "--grid", path("grid.csv"), "--out", path("grid_out.csv")};
   ASSERT_EQ(main_with_args(grid), 0);
   const std::vector<std::vector<std::string>> points = {
       {"--policy", "lru", "--ace", "off", "--alpha", "2", "--synthetic", "--ops", "3000", "--pages", "400"},
-      {"--policy", "clock", "--ace", "on", "--n-w", "4", "--alpha", "3", "--synthetic", "--ops", "3000",
-       "--pages", "400"},
-      {"--policy", "lru_wsr", "--ace", "on", "--n-w", "2", "--trace", path("trace.simple"),
-       "--trace-format", "simple"},
-      {"--policy", "expcache", "--ace", "on", "--n-w", "8", "--alpha", "1.5", "--synthetic", "--ops",
-       "3000", "--pages", "400"},
+      {"--policy", "clock", "--ace", "on", "--n-w", "4", "--alpha", "3", "--synthetic", "--ops", "3000", "--pages",
+       "400"},
+      {"--policy", "lru_wsr", "--ace", "on", "--n-w", "2", "--trace", path("trace.simple"), "--trace-format", "simple"},
+      {"--policy", "expcache", "--ace", "on", "--n-w", "8", "--alpha", "1.5", "--synthetic", "--ops", "3000", "--pages",
+       "400"},
   };
   std::string expected = csv_header();
   for (auto args : points) {

@@ -87,9 +87,11 @@ TEST(Plugin, APluginPolicyRunsInThePool) {
 }
 
 TEST(Plugin, ThePoolRefusesAnswersItCannotCarryOut) {
-  const std::pair<int, const char*> cases[] = {
-      {1, "victim() returned no frame"}, {2, "not a frame of the pool"},
-      {3, "the victim itself"}, {4, "which is not dirty"}, {5, "more than the 3 asked for"}};
+  const std::pair<int, const char*> cases[] = {{1, "victim() returned no frame"},
+                                               {2, "not a frame of the pool"},
+                                               {3, "the victim itself"},
+                                               {4, "which is not dirty"},
+                                               {5, "more than the 3 asked for"}};
   for (const auto& [which, message] : cases) {
     SCOPED_TRACE(message);
     mistake = which;

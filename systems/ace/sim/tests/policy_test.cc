@@ -2,13 +2,13 @@
 // pool set up by hand as the PostgreSQL tests do (systems/ace/tests/test_policies.py).
 // Pages are listed least recently used first (Clock Sweep: frame order from the hand);
 // D = dirty, W = LRU-WSR's cold flag, P = pinned, U<n> = usage count.
+#include "policy.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "policy.h"
 
 namespace acesim {
 namespace {
@@ -36,8 +36,7 @@ struct Pool {
       policy->on_load(f, i + 1);  // the first listed is the least recently used
       if (flags[i].find('W') != std::string::npos) list().set_cold(f, true);
       if (flags[i].find('P') != std::string::npos) pinned.push_back(f);
-      if (size_t u = flags[i].find('U'); u != std::string::npos)
-        clock().set_usage(f, flags[i][u + 1] - '0');
+      if (size_t u = flags[i].find('U'); u != std::string::npos) clock().set_usage(f, flags[i][u + 1] - '0');
     }
   }
   ListPolicy& list() { return dynamic_cast<ListPolicy&>(*policy); }

@@ -1,5 +1,7 @@
 // Algorithm 1 through the simulator: the pages written and evicted, prefetching, the
 // virtual time, ExpCache, the predictors, and the PIO model's ideal speedup.
+#include "simulator.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +11,6 @@
 #include <vector>
 
 #include "prefetch.h"
-#include "rng.h"
-#include "simulator.h"
 #include "workload.h"
 
 namespace acesim {
@@ -165,8 +165,7 @@ Synthetic workload(double read_pct, double hot_ops, double hot_pages, uint64_t o
   return w;
 }
 
-const char* const kAll[] = {"lru", "cflru", "lru_wsr",
-                           "clock", "expcache"};
+const char* const kAll[] = {"lru", "cflru", "lru_wsr", "clock", "expcache"};
 
 void expect_same(const Simulator& a, const Simulator& b) {
   const Counters &x = a.counters(), &y = b.counters();
@@ -229,8 +228,7 @@ TEST(Ace, SpeedupApproachesThePioModelOnAWriteOnlyWorkload) {
     double alpha;
     int n_w, k_w;
   };
-  for (Case k : {Case{2.8, 8, 8}, Case{1, 8, 8}, Case{8, 8, 8}, Case{4, 4, 8}, Case{2, 16, 8},
-                 Case{3, 6, 4}}) {
+  for (Case k : {Case{2.8, 8, 8}, Case{1, 8, 8}, Case{8, 8, 8}, Case{4, 4, 8}, Case{2, 16, 8}, Case{3, 6, 4}}) {
     Synthetic w;
     w.ops = 200000;
     w.pages = 1000000;
@@ -248,8 +246,7 @@ TEST(Ace, SpeedupApproachesThePioModelOnAWriteOnlyWorkload) {
     const double rounds = std::ceil(static_cast<double>(k.n_w) / k.k_w);
     const double model = (1 + k.alpha) / (1 + k.alpha * rounds / k.n_w);
     const double measured = b.virtual_runtime_us() / a.virtual_runtime_us();
-    EXPECT_NEAR(measured, model, 0.01 * model)
-        << "alpha " << k.alpha << " n_w " << k.n_w << " k_w " << k.k_w;
+    EXPECT_NEAR(measured, model, 0.01 * model) << "alpha " << k.alpha << " n_w " << k.n_w << " k_w " << k.k_w;
     if (k.n_w == k.k_w) {  // the same as thesis Appendix A's S_PIO at f_r = 0.5
       const double pio = k.k_w * (0.5 + 0.5 * k.alpha) / (k.k_w * 0.5 + 0.5 * k.alpha);
       EXPECT_DOUBLE_EQ(model, pio);
@@ -308,7 +305,7 @@ TEST(ExpCache, ReadWriteDiscriminatedEvictionAndGhostCaches) {
   expcache(sim).force_expert(0);  // 1 comes back with its frequency from G_LFU
   run(sim, "R1");
   EXPECT_EQ(expcache(sim).freq(sim.frame_of(P(1))), 2u);
-  EXPECT_FALSE(sim.resident(P(4)));  // LFU(R): 4 (freq 1, t5) before 5, 6, 2
+  EXPECT_FALSE(sim.resident(P(4)));              // LFU(R): 4 (freq 1, t5) before 5, 6, 2
   EXPECT_DOUBLE_EQ(expcache(sim).w_lru(), 0.5);  // both experts equally good so far
 }
 
@@ -377,7 +374,7 @@ TEST(Predictor, TapTriggersOnTheFourthSequentialMiss) {
 
 TEST(Predictor, TapForgetsTheOldestOf256Entries) {
   Predictor p;
-  p.tap_observe(P(0));                                            // enters 1
+  p.tap_observe(P(0));                                                 // enters 1
   for (uint32_t i = 0; i < 256; i++) p.tap_observe(P(1000 + 10 * i));  // 256 more entries
   EXPECT_EQ(p.tap_observe(P(1)), 1);
 }
@@ -402,13 +399,6 @@ TEST(Predictor, HistoryChainsFromTheMostLikelySuccessor) {
 }
 
 // ------------------------------------------------------------------ determinism
-
-TEST(Determinism, SplitMix64MatchesTheReferenceOutputs) {
-  SplitMix64 rng(1234567);  // reference values of Vigna's splitmix64.c for this seed
-  EXPECT_EQ(rng.next(), 6457827717110365317ULL);
-  EXPECT_EQ(rng.next(), 3203168211198807973ULL);
-  EXPECT_EQ(rng.next(), 9817491932198370423ULL);
-}
 
 TEST(Determinism, SyntheticWorkloadIsAFunctionOfItsSeed) {
   Synthetic w = workload(50, 90, 10, 1000);

@@ -1,0 +1,115 @@
+"""Building the out-of-core graph systems the thesis compares CAVE with, from pinned sources.
+
+    from cave.baselines import build
+    tree = build.build("gridgraph")   # systems/cave/build-baselines/gridgraph-<key>/src, built
+
+Each system's source is the tarball pinned in configs/sources.yaml (ssdartifact.sources: fetched and
+sha256-checked), patched with the series in systems/cave/baselines/<system>/ (patch -p1, in the order
+of its `series` file) and built with the system's own Makefile. <key> hashes the tarball, the patches,
+the make targets and the compiler; a finished build has a `built.json`, and a build without one
+(interrupted) starts over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ssdartifact import files, native, sources
+from ssdartifact.provenance import RUNTIME_ENV
+
+CAVE_DIR = Path(__file__).resolve().parents[2]  # systems/cave
+PATCH_ROOT = CAVE_DIR / "baselines"
+BUILD_ROOT = CAVE_DIR / "build-baselines"
+DOWNLOADS = BUILD_ROOT / "downloads"
+
+# What each system's Makefile builds for the comparisons, and where the programs land.
+TARGETS = {
+    "graphchi": {"make": ["example_apps/bfs", "example_apps/connectedcomponents"],
+                 "programs": {"bfs": "bin/example_apps/bfs", "wcc": "bin/example_apps/connectedcomponents"}},
+    "gridgraph": {"make": ["bin/preprocess", "bin/bfs", "bin/wcc"],
+                  "programs": {"preprocess": "bin/preprocess", "bfs": "bin/bfs", "wcc": "bin/wcc"}},
+}
+BUILD_TOOLS = ("make", "g++", "patch")
+
+
+class BaselineBuildError(RuntimeError):
+    pass
+
+
+def patch_series(system: str) -> list[Path]:
+    """The system's patches in the order of its `series` file."""
+    return native.patch_series(PATCH_ROOT / system, BaselineBuildError)
+
+
+def build_key(system: str) -> str:
+    if system not in TARGETS:
+        raise BaselineBuildError(f"no baseline named {system!r}; known: {', '.join(TARGETS)}")
+    digest = hashlib.sha256(sources.pin(system).sha256.encode())
+    for patch in patch_series(system):
+        digest.update(patch.name.encode() + b"\0" + patch.read_bytes())
+    runtime = os.environ.get(RUNTIME_ENV, "native").split("@")[0]  # a container image builds its own
+    digest.update(json.dumps([TARGETS[system], native.compiler_version("g++"), runtime]).encode())
+    return digest.hexdigest()[:12]
+
+
+def build_dir(system: str) -> Path:
+    return BUILD_ROOT / f"{system}-{build_key(system)}"
+
+
+def programs(system: str, tree: Path) -> dict[str, Path]:
+    return {name: tree / relative for name, relative in TARGETS[system]["programs"].items()}
+
+
+def build(system: str, progress=None) -> Path:
+    """The patched, built source tree of `system` (built now unless a finished build exists)."""
+    missing = [tool for tool in BUILD_TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise BaselineBuildError(f"building {system} needs {', '.join(missing)}: run `make setup`")
+    say = progress or (lambda message: print(f"baselines: {message}", file=sys.stderr, flush=True))
+    directory = build_dir(system)
+    with native.locked(directory):
+        tree = directory / "src"
+        if (directory / "built.json").exists():
+            return tree
+        tarball = sources.fetch(system, DOWNLOADS, say=say)
+        shutil.rmtree(tree, ignore_errors=True)
+        unpacked = sources.unpack(system, tarball, directory / "unpack")
+        os.replace(unpacked, tree)
+        shutil.rmtree(directory / "unpack")
+        say(f"building {system} with {len(patch_series(system))} patches in {directory.relative_to(CAVE_DIR)}")
+        with open(directory / "build.log", "w") as log:
+            for patch in patch_series(system):
+                _run(["patch", "-p1", "--batch", "--forward", "--quiet", "-i", str(patch)], tree, log)
+            _run(["make", "-j2", *TARGETS[system]["make"]], tree, log)
+        absent = [str(path) for path in programs(system, tree).values() if not path.is_file()]
+        if absent:
+            raise BaselineBuildError(f"{system}'s make left no {', '.join(absent)}")
+        pin = sources.pin(system)
+        record = {"system": system, "key": build_key(system), "repository": pin.repository, "commit": pin.commit,
+                  "source_sha256": pin.sha256, "patches": {p.name: files.sha256_file(p) for p in patch_series(system)},
+                  "targets": TARGETS[system]["make"], "compiler": native.compiler_version("g++")}
+        files.atomic_write_text(directory / "built.json", json.dumps(record, indent=2) + "\n")
+        return tree
+
+
+def built_record(system: str) -> dict:
+    """built.json of the system's finished build (what a result's provenance names)."""
+    return json.loads((build_dir(system) / "built.json").read_text())
+
+
+def _run(command: list[str], cwd: Path, log) -> None:
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    # only PATH and the C locale: a user's CXXFLAGS would change the build without changing its key
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "LANG": "C"}
+    result = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if result.returncode != 0:
+        log.flush()
+        tail = "\n".join(Path(log.name).read_text(errors="replace").splitlines()[-30:])
+        raise BaselineBuildError(f"{' '.join(command)} failed in {cwd} (exit {result.returncode}):\n{tail}")

@@ -1,0 +1,83 @@
+"""Which of Chapter 6's CSVs a profile produces, and the parameters of each: planning for the
+workflow's rules (workflow/rules/restore.smk), read when the workflow is parsed.
+
+`figure_params` turns configs/experiments/restore.yaml and the profile's `restore` key into the
+parameters of one `restore.experiment` function. Every CSV is computed in virtual time with the
+measured CPU time off (deterministic, checksummed), except Table 6.6 (CPU time per access,
+measured) and the cross-check with the real-time emulator.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ssdartifact import devices
+
+from .engine import RestoreError
+
+EXPERIMENT = "experiments/restore.yaml"
+RESULTS = "results/restore"
+BINARY = "systems/restore/build/restore-sim"
+
+# Figure/table -> the restore.experiment function that computes it (Figure 6.9 is drawn from fig_6_8's runs).
+DETERMINISTIC = ["fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_10", "fig_6_11", "fig_6_12", "fig_6_13",
+                 "table_6_5"]
+MEASURED = ["table_6_6", "crosscheck"]
+USES_TRACES = {"fig_6_7", "fig_6_13", "table_6_5"}
+
+
+def deterministic_figures(profile_restore: dict | None) -> list[str]:
+    """The virtual-time figures and tables this profile regenerates, in a fixed order."""
+    figures = (profile_restore or {}).get("figures", {})
+    return [name for name in DETERMINISTIC if name in figures]
+
+
+def outputs(profile_restore: dict | None) -> dict[str, list[str]]:
+    """The CSVs this profile produces: {"deterministic": [...], "measured": [...]}."""
+    figures = (profile_restore or {}).get("figures", {})
+    deterministic = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)]
+    measured = [f"{RESULTS}/{name}.csv" for name in MEASURED if name in figures]
+    if "crosscheck" in figures:
+        measured.append(f"{RESULTS}/crosscheck_pairs.csv")
+    return {"deterministic": deterministic, "measured": measured}
+
+
+def tier_models(names: list[str]) -> dict[str, list]:
+    """The tiers' device models (ssdartifact.devices.model), as restore.experiment takes them:
+    one list per parameter, fastest tier first."""
+    models = [devices.model(name) for name in names]
+    return {key: [model[key] for model in models] for key in ("read_latency_us", "alpha", "k_r", "k_w")}
+
+
+def trace_csv(name: str) -> str:
+    return f"{RESULTS}/traces/{name}.csv"
+
+
+def trace_inputs(experiment: dict, figure: str) -> list[str]:
+    """The converted traces a figure reads (none unless configs/experiments/restore.yaml has `traces`)."""
+    return [trace_csv(name) for name in experiment["traces"]] if figure in USES_TRACES else []
+
+
+def figure_params(experiment: dict, profile_restore: dict, figure: str) -> dict:
+    """restore.experiment's parameters of one figure: the experiment's common values, the profile's
+    size, the experiment's figure block, then the profile's figure block (each wins over the last)."""
+    if figure not in experiment["figures"]:
+        raise RestoreError(f"configs/experiments/restore.yaml: key figures: no block {figure!r}")
+    p = {key: copy.deepcopy(experiment[key]) for key in
+         ("server_model", "arrival", "clients", "policies", "default_capacity_pct", "options")}
+    p["tiers"] = tier_models(experiment["tiers"])
+    p.update(pages=profile_restore["pages"], requests=profile_restore["requests"],
+             seeds=list(profile_restore["seeds"]))
+    if "jobs" in profile_restore:
+        p["jobs"] = profile_restore["jobs"]
+    p.update(copy.deepcopy(experiment["figures"][figure]))
+    p.update(copy.deepcopy(profile_restore.get("figures", {}).get(figure) or {}))
+    if figure in DETERMINISTIC:
+        p["options"]["cpu_timing"] = False  # virtual time only: the same bytes for the same seed
+    if figure in USES_TRACES:
+        p["traces"] = {}
+        for name, spec in experiment["traces"].items():
+            p["traces"][name] = {"path": trace_csv(name)}
+            if "capacity_pct" in spec:
+                p["traces"][name]["capacity_pct"] = spec["capacity_pct"]
+    return p

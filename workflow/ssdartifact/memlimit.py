@@ -1,0 +1,158 @@
+"""A memory budget the kernel enforces on a child process, page cache included.
+
+    with memlimit.MemoryCgroup(64 << 20, "graphchi-bfs") as group:
+        subprocess.run(command, preexec_fn=group.join)
+        usage = group.usage()   # peak bytes, times the limit was hit, processes killed for memory
+
+A memory cgroup charges a process's page cache to it as well as its own memory, so a program that
+leaves its data to the operating system's cache (GraphChi has no O_DIRECT) holds no more of a graph
+than its budget: the kernel reclaims the group's cache at the limit, and kills the program when its
+own memory alone exceeds it. cgroup v2 (memory.max, swap.max 0) and v1 (memory.limit_in_bytes and,
+where the kernel accounts swap, memory.memsw.limit_in_bytes) are both handled; the group is a child
+of this process's own memory group and is removed afterwards. Pages another group has cached are
+not charged again: `evict` drops a file's cached pages before a measured run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class LimitUnavailable(RuntimeError):
+    """This machine cannot limit a process's memory (no memory cgroup we may create): why."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    peak_bytes: int | None  # None where the kernel does not report it (cgroup v2 before Linux 5.19)
+    limit_hits: int         # times the group reached its limit (v1 failcnt, v2 memory.events max)
+    oom_kills: int          # processes the kernel killed for memory (v2 oom_kill; v1: under_oom seen)
+
+
+def _own_group(version: int) -> Path:
+    """This process's group: the memory controller's line of /proc/self/cgroup (v1), or the "0::" one (v2)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if (version == 2 and number == "0") or (version == 1 and "memory" in controllers.split(",")):
+            return Path(path.lstrip("/"))
+    raise LimitUnavailable(f"this process is in no cgroup {'v2' if version == 2 else 'v1 memory'} group")
+
+
+def _version() -> int:
+    if (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists():
+        return 1
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return 2
+    raise LimitUnavailable(f"no memory cgroup at {CGROUP_ROOT} (neither v1's memory controller nor cgroup v2)")
+
+
+class MemoryCgroup:
+    def __init__(self, limit_bytes: int, name: str):
+        if not isinstance(limit_bytes, int) or limit_bytes < 1 << 20:
+            raise ValueError(f"a memory limit must be at least 1 MiB, not {limit_bytes!r}")
+        self.limit_bytes = limit_bytes
+        self.version = _version()
+        base = CGROUP_ROOT / "memory" if self.version == 1 else CGROUP_ROOT
+        self.parent = base / _own_group(self.version)
+        self.path = self.parent / f"ssd-artifact-{name}-{os.getpid()}-{time.monotonic_ns()}"
+
+    @property
+    def enforcement(self) -> str:
+        """How the limit is enforced, for the provenance sidecar."""
+        if self.version == 1:
+            swap = " and memory.memsw.limit_in_bytes" if self._v1_swap_accounted() else ""
+            return f"cgroup v1 memory.limit_in_bytes{swap} = {self.limit_bytes} (page cache charged)"
+        return f"cgroup v2 memory.max = {self.limit_bytes}, memory.swap.max = 0 (page cache charged)"
+
+    def _v1_swap_accounted(self) -> bool:
+        return (self.parent / "memory.memsw.limit_in_bytes").exists()
+
+    def __enter__(self) -> MemoryCgroup:
+        try:
+            if self.version == 2:
+                self._enable_v2_memory()
+            self.path.mkdir()
+            if self.version == 1:
+                (self.path / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+                if self._v1_swap_accounted():
+                    (self.path / "memory.memsw.limit_in_bytes").write_text(str(self.limit_bytes))
+            else:
+                (self.path / "memory.max").write_text(str(self.limit_bytes))
+                with contextlib.suppress(FileNotFoundError):  # no swap controller: no swap to limit
+                    (self.path / "memory.swap.max").write_text("0")
+        except OSError as error:
+            self._remove()
+            raise LimitUnavailable(f"cannot create a memory cgroup under {self.parent}: {error} (the memory limit "
+                                   "needs root, or a delegated cgroup, on a machine with memory cgroups)") from None
+        return self
+
+    def _enable_v2_memory(self) -> None:
+        control = self.parent / "cgroup.subtree_control"
+        if "memory" not in control.read_text().split():
+            control.write_text("+memory")  # EBUSY when the group holds processes itself (v2's no-internal-processes)
+
+    def join(self) -> None:
+        """Move the calling process into the group (a child's preexec_fn: before it executes the program)."""
+        with open(self.path / "cgroup.procs", "w") as procs:
+            procs.write(str(os.getpid()))
+
+    def usage(self) -> Usage:
+        if self.version == 1:
+            return Usage(peak_bytes=int((self.path / "memory.max_usage_in_bytes").read_text()),
+                         limit_hits=max(int((self.path / name).read_text()) for name in ("memory.failcnt",
+                                        "memory.memsw.failcnt") if (self.path / name).exists()),
+                         oom_kills=_field(self.path / "memory.oom_control", "oom_kill"))
+        peak = self.path / "memory.peak"
+        return Usage(peak_bytes=int(peak.read_text()) if peak.exists() else None,
+                     limit_hits=_field(self.path / "memory.events", "max"),
+                     oom_kills=_field(self.path / "memory.events", "oom_kill"))
+
+    def __exit__(self, *exc) -> None:
+        self._remove()
+
+    def _remove(self) -> None:
+        """Kill what is left in the group and remove it (a group with processes cannot be removed)."""
+        procs = self.path / "cgroup.procs"
+        for _ in range(50):
+            if not self.path.exists():
+                return
+            with contextlib.suppress(OSError, ValueError):
+                for pid in procs.read_text().split():
+                    os.kill(int(pid), signal.SIGKILL)
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"could not remove the memory cgroup {self.path}")
+
+
+def _field(path: Path, name: str) -> int:
+    """A counter of a flat keyed file (memory.events, memory.oom_control); 0 when absent."""
+    with contextlib.suppress(FileNotFoundError):
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == name:
+                return int(value)
+    return 0
+
+
+def evict(paths) -> None:
+    """Drop the files' pages from the page cache (written back first), so that a measured run reads
+    them from the device and its memory group is charged for what it caches again."""
+    for path in paths:
+        path = Path(path)
+        for file in (sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]):
+            fd = os.open(file, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)

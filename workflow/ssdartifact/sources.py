@@ -1,0 +1,128 @@
+"""The external systems' sources, pinned in configs/sources.yaml by repository, commit and sha256.
+
+    tarball = sources.fetch("graphchi", downloads)   # a verified <repo>-<commit>.tar.gz
+    tree = sources.unpack("graphchi", tarball, into)  # into/<repo>-<commit>/
+
+A tarball is used only when its sha256 is the pinned one, wherever it came from: GitHub's archive
+of the commit when GitHub is reachable, otherwise the local folder of tarballs (the environment's
+SSD_SOURCES, else the file's `local_folder`). A tarball with another sha256 is never kept, so
+nothing unpinned or unverified is ever built.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import REPO_ROOT, config
+from .files import sha256_file
+
+SOURCES_ENV = "SSD_SOURCES"
+# GitHub serves a commit's `git archive` (top folder <name>-<commit>/) at this address.
+ARCHIVE_URL = "https://codeload.github.com/{repository}/tar.gz/{commit}"
+DOWNLOAD_TIMEOUT_S = 60
+
+
+class SourceError(RuntimeError):
+    """No tarball with the pinned sha256 could be found: the message says where we looked."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    repository: str
+    commit: str
+    sha256: str
+    license: str
+
+    @property
+    def top_directory(self) -> str:
+        return f"{self.repository.split('/')[1]}-{self.commit}"
+
+    @property
+    def archive(self) -> str:
+        return f"{self.top_directory}.tar.gz"
+
+    @property
+    def url(self) -> str:
+        return ARCHIVE_URL.format(repository=self.repository, commit=self.commit)
+
+
+def pin(name: str) -> Pin:
+    systems = config.load("sources.yaml")["systems"]
+    if name not in systems:
+        raise SourceError(f"configs/sources.yaml pins no source named {name!r}; it pins {', '.join(sorted(systems))}")
+    return Pin(name=name, **systems[name])
+
+
+def local_folder() -> Path:
+    """SSD_SOURCES when set, else configs/sources.yaml's local_folder (relative to the repository)."""
+    chosen = os.environ.get(SOURCES_ENV) or config.load("sources.yaml")["local_folder"]
+    return (REPO_ROOT / chosen).resolve()
+
+
+def fetch(name: str, downloads: Path, say=print) -> Path:
+    """downloads/<archive>, with the pinned sha256: kept from an earlier fetch, downloaded, or
+    copied from the local folder."""
+    wanted = pin(name)
+    downloads = Path(downloads)
+    target = downloads / wanted.archive
+    if target.is_file() and sha256_file(target) == wanted.sha256:
+        return target
+    downloads.mkdir(parents=True, exist_ok=True)
+    tried = []
+    with tempfile.TemporaryDirectory(dir=downloads, prefix=".fetch-") as scratch:
+        candidate = Path(scratch) / wanted.archive
+        try:
+            with urllib.request.urlopen(wanted.url, timeout=DOWNLOAD_TIMEOUT_S) as response, \
+                    open(candidate, "wb") as handle:
+                shutil.copyfileobj(response, handle)
+            tried.append(_accepted(candidate, wanted, wanted.url))
+        except (urllib.error.URLError, OSError) as error:
+            tried.append(f"{wanted.url}: {getattr(error, 'reason', error)}")
+        if tried[-1] is None:
+            say(f"{name}: downloaded {wanted.url}")
+        else:
+            local = local_folder() / wanted.archive
+            if local.is_file():
+                shutil.copyfile(local, candidate)
+                tried.append(_accepted(candidate, wanted, str(local)))
+            else:
+                tried.append(f"{local}: no such file")
+        if tried[-1] is None:
+            os.replace(candidate, target)
+            return target
+    raise SourceError(
+        f"no source of {name} ({wanted.repository} at {wanted.commit[:12]}) with the pinned sha256 "
+        f"{wanted.sha256[:16]}…: " + "; ".join(tried) +
+        f". Put {wanted.archive} (the commit's `git archive`, as GitHub serves it) in a folder and point "
+        f"{SOURCES_ENV} at it, or set local_folder in configs/sources.yaml.")
+
+
+def _accepted(candidate: Path, wanted: Pin, origin: str) -> str | None:
+    """None when the candidate has the pinned sha256; otherwise why it was refused."""
+    got = sha256_file(candidate)
+    if got == wanted.sha256:
+        return None
+    candidate.unlink()
+    return f"{origin} has sha256 {got[:16]}…, not the pinned one: refused"
+
+
+def unpack(name: str, tarball: Path, into: Path) -> Path:
+    """Extract a fetched tarball into `into` (emptied first) and return its top folder."""
+    wanted = pin(name)
+    into = Path(into)
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    with tarfile.open(tarball) as archive:  # sha256-checked; the data filter where Python has it
+        archive.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    tree = into / wanted.top_directory
+    if not tree.is_dir():
+        raise SourceError(f"{tarball.name} has no top folder {wanted.top_directory}/")
+    return tree

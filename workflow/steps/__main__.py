@@ -1,0 +1,116 @@
+"""The artifact's command line, used by the Makefile and inside a step's container:
+
+  python -m steps check-config --profile quick
+  python -m steps checksums write|verify MANIFEST --list FILES
+  python -m steps run NAME '{"keyword": value, ...}'     (a step inside its image)
+  python -m steps guide update --profile quick | check [--results .]   (docs/'s generated numbers)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from emussd import device as emulated
+from ssdartifact import REPO_ROOT, checksums, config
+from ssdartifact.guide import GuideError
+
+from . import ace, cave, emussd, guide, pio, report, restore, runtime  # noqa: F401 (each registers its steps)
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    try:
+        config.check_all(args.profile)
+    except config.ConfigError as error:
+        print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
+        return 2
+    print(f"configs: all files valid (profile {args.profile})")
+    problems, notes = emulated.check_emulation(config.load_profile(args.profile), progress=print)
+    for note in notes:
+        print(f"emulated {note}")
+    if problems:
+        print("Emulated device(s) this machine cannot emulate faithfully; nothing was run:\n" + "\n".join(problems),
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def _checksums(args: argparse.Namespace) -> int:
+    manifest = Path(args.manifest)
+    files = Path(args.list).read_text(encoding="utf-8").split()
+    if args.action == "write":
+        checksums.write_manifest(manifest, files)
+        print(f"checksums: wrote {len(set(files))} entries to {manifest}")
+        return 0
+    if not manifest.exists():
+        print(f"checksums: no manifest {manifest}; run `make checksums` to create it", file=sys.stderr)
+        return 2
+    problems = checksums.differences(manifest, files)
+    for line in problems:
+        print(f"verify: {line}", file=sys.stderr)
+    if problems:
+        print(f"verify: FAILED, {len(problems)} file(s) differ from {manifest}. A changed output is not "
+              "rebuilt by itself: delete it (or `make clean`) and run `make verify` again to regenerate "
+              "it from its inputs.", file=sys.stderr)
+        return 1
+    print(f"verify: OK, every file in {manifest} is byte-identical")
+    return 0
+
+
+def _guide(args: argparse.Namespace) -> int:
+    root = Path(args.results).resolve()
+    if args.action == "update":
+        try:
+            changed = guide.update(args.profile, root)
+        except GuideError as error:
+            print(f"guide: {error}", file=sys.stderr)
+            return 2
+        print(f"guide: {args.profile}'s numbers from {root / 'results'}; "
+              f"{len(changed)} page(s) changed: {', '.join(str(p.name) for p in changed) or 'none'}")
+        return 0
+    problems = guide.problems(root=root if args.results_given else None, profile=args.only)
+    for line in problems:
+        print(f"guide: {line}", file=sys.stderr)
+    if problems:
+        return 1
+    print("guide: every generated number in docs/ is the one recorded in docs/numbers.json"
+          + (f" and comes from the results in {root}" if args.results_given else ""))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    runtime.run_registered(args.name, args.call)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m steps", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    sub = commands.add_parser("check-config", help="validate every file in configs/")
+    sub.add_argument("--profile", default="quick")
+    sub.set_defaults(run=_check_config)
+    sub = commands.add_parser("checksums", help="write or verify a sha256 manifest")
+    sub.add_argument("action", choices=["write", "verify"])
+    sub.add_argument("manifest")
+    sub.add_argument("--list", required=True, help="file listing the outputs, one path a line")
+    sub.set_defaults(run=_checksums)
+    sub = commands.add_parser("guide", help="docs/'s generated numbers: take them from a run, or check them")
+    sub.add_argument("action", choices=["update", "check"])
+    sub.add_argument("--profile", default="quick", help="update: whose numbers the results hold")
+    sub.add_argument("--results", help="the folder holding results/ (default: the repository)")
+    sub.add_argument("--only", metavar="PROFILE", help="check: only that profile's numbers")
+    sub.set_defaults(run=_guide)
+    sub = commands.add_parser("run", help="run one step with keyword arguments given as JSON (inside its image)")
+    sub.add_argument("name")
+    sub.add_argument("call")
+    sub.set_defaults(run=_run)
+    args = parser.parse_args(argv)
+    if args.command == "guide":
+        args.results_given = args.results is not None
+        args.results = args.results or str(REPO_ROOT)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Steps of CAVE's rules (workflow/rules/cave.smk): build the engine, fetch and describe the
+graphs (Table 5.1, cave.datasets), run Chapter 5's points on one device (cave.campaign), and
+gather them per figure (cave.plan, cave.results)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from cave import campaign, datasets, engine, plan
+from cave.results import FIGURE_COLUMNS, RUN_COLUMNS, TIMELINE_COLUMNS, summarize
+from ssdartifact import config, devices, files, provenance
+from ssdartifact.tidy import write_csv
+
+from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device
+
+
+@in_image("cave")
+def build_cave(*, binary: str, log: str) -> None:
+    built = engine.build(Path(binary).parent)
+    Path(log).write_text(f"built {built}\n", encoding="utf-8")
+
+
+def fetch_cave_dataset(*, name: str, record: str, log: str) -> None:
+    """One real dataset of configs/datasets.yaml's downloads, fetched on the host (a step in an
+    image has no network); an unreachable one is recorded as such, not an error."""
+    try:
+        fetched = datasets.fetch(name)
+    except datasets.DatasetError as error:
+        raise StepFailed(str(error)) from None
+    files.atomic_write_text(record, json.dumps(fetched, indent=1) + "\n")
+    Path(log).write_text((fetched["message"] or f"dataset {name}: {fetched['status']}") + "\n", encoding="utf-8")
+
+
+@in_image("cave")
+def describe_cave_datasets(*, binary: str, graphs: list[str], size: str, downloads: list[str], csv_out: str,
+                           log: str) -> None:
+    """Table 5.1 over the generated `graphs` and the real datasets this profile fetched
+    (`downloads`: their fetch records)."""
+    started = provenance.now()
+    fetched = [json.loads(Path(path).read_text(encoding="utf-8")) for path in downloads]
+    rows, messages = datasets.table_5_1(Path(binary), graphs, size, fetched)
+    write_csv(csv_out, datasets.TABLE_5_1_COLUMNS, rows)
+    provenance.write_sidecar(csv_out, produced_by="steps.cave.describe_cave_datasets",
+                             inputs=[binary, *downloads], configs=config_hashes("datasets.yaml"),
+                             started=started, columns=datasets.TABLE_5_1_COLUMNS)
+    Path(log).write_text("\n".join([f"{len(rows)} graphs", *messages]) + "\n", encoding="utf-8")
+
+
+@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
+                         raw: str, runs_out: str, timeline_out: str, log: str) -> None:
+    """Chapter 5's points on one device (`emussd`: emussd's binary, for an emulated device), each
+    kept in `raw` as it finishes so that an interrupted campaign resumes."""
+    started = provenance.now()
+    facts = device_facts(name, alpha_k, block_size=4096)
+    with open(log, "w", encoding="utf-8") as progress:
+        rows, samples, kept = campaign.run(
+            device=name, points=points, k_r=facts["k_r"], binary=Path(binary),
+            device_labels={"device_kind": facts["device_kind"], "device_k_r": facts["k_r"],
+                           "k_r_source": facts["source"]},
+            fio_seconds=config.load("experiments/cave.yaml")["fio_reference"]["seconds"], raw_dir=Path(raw),
+            open_device=lambda needed: open_device(name, needed, emussd_binary=emussd[0] if emussd else None),
+            say=lambda message: print(message, file=progress, flush=True))
+    write_csv(runs_out, RUN_COLUMNS, rows)
+    write_csv(timeline_out, TIMELINE_COLUMNS, samples)
+    for path, columns in ((runs_out, RUN_COLUMNS), (timeline_out, TIMELINE_COLUMNS)):
+        provenance.write_sidecar(path, produced_by="steps.cave.run_cave_experiments", inputs=[binary, *alpha_k, *kept],
+                                 configs=config_hashes("experiments/cave.yaml", "datasets.yaml", "devices.yaml"),
+                                 device=devices.declaration(name), started=started, columns=columns)
+
+
+def gather_cave_results(*, per_device: list[str], timelines: list[str], grids: dict, runs_csv: str,
+                        figure_csvs: dict, log: str) -> None:
+    """Every run in one CSV, and one CSV per figure: the means over repetitions, with the speedup
+    over one concurrent I/O (Figures 5.5, 5.8, 5.13) or per cache share (5.6, 5.10, 5.12); the
+    timeline of Figure 5.9B as sampled."""
+    started = provenance.now()
+    frames = [pd.read_csv(path) for path in per_device]
+    runs = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) \
+        else pd.DataFrame(columns=RUN_COLUMNS)
+    write_csv(runs_csv, RUN_COLUMNS, runs.to_dict("records"))
+    provenance.write_sidecar(runs_csv, produced_by="steps.cave.gather_cave_results", inputs=per_device,
+                             started=started, columns=RUN_COLUMNS)
+    samples = pd.concat([pd.read_csv(path) for path in timelines], ignore_index=True)
+    for name, path in figure_csvs.items():
+        panels = plan.FIGURE_CSVS[name]
+        if panels[0] in plan.TIMELINE_FIGURES:
+            grid = grids[panels[0]]
+            rows = samples[samples["device"].isin(grid["devices"])]
+            write_csv(path, TIMELINE_COLUMNS, rows.to_dict("records"))
+            columns, inputs = TIMELINE_COLUMNS, timelines
+        else:
+            selected = [plan.figure_rows(runs, panel, grids[panel]) for panel in panels if panel in grids]
+            letters = {panel: panel.removeprefix(name) for panel in panels}
+            rows = summarize(pd.concat(selected, ignore_index=True), letters)
+            write_csv(path, FIGURE_COLUMNS, rows.to_dict("records"))
+            columns, inputs = FIGURE_COLUMNS, [runs_csv]
+        provenance.write_sidecar(path, produced_by="steps.cave.gather_cave_results", inputs=inputs,
+                                 started=started, columns=columns)
+    if not len(runs) and not len(samples):
+        raise StepFailed("no CAVE run produced a row: see results/logs/run_cave_experiments/")
+    Path(log).write_text(f"{len(runs)} runs and {len(samples)} timeline samples on {len(per_device)} devices\n",
+                         encoding="utf-8")

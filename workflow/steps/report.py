@@ -1,0 +1,60 @@
+"""Steps of the report: the figures and tables (one script each), the claims report, the
+document and its sources, the images, and the list of outputs a checksum manifest covers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ssdartifact import claims, config, paper, provenance
+
+from .runtime import in_image, run_logged
+
+
+@in_image("report")
+def draw_figure(*, script: str, theme: str, data: list[str], pdf: str, log: str) -> None:
+    started = provenance.now()
+    run_logged(["Rscript", script, *data, pdf], log)
+    provenance.write_sidecar(pdf, produced_by=script, inputs=[script, theme, *data], started=started)
+
+
+@in_image("report")
+def typeset_table(*, script: str, data: list[str], tex: str, log: str) -> None:
+    started = provenance.now()
+    run_logged([sys.executable, script, *data, tex], log)
+    provenance.write_sidecar(tex, produced_by=script, inputs=[script, *data], started=started)
+
+
+@in_image("report")
+def check_claims(*, data: list[str], profile: str, csv: str, markdown: str, html: str, log: str) -> None:
+    """Check every claim on the CSVs this profile produced (`data`); the others are 'not run'."""
+    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data), profile=profile)
+    claims.write_report(rows, Path(csv), Path(markdown), Path(html))
+    Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
+
+
+@in_image("report")
+def write_document_sources(*, claims_csv: str, out_dir: str, built: list[str], log: str) -> None:
+    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built))
+    Path(log).write_text("".join(f"wrote {path}\n" for path in written), encoding="utf-8")
+
+
+@in_image("report")
+def build_document(*, main: str, pdf: str, log: str) -> None:
+    out_dir = str(Path(pdf).parent)
+    run_logged(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", f"-outdir={out_dir}", main], log)
+    built = Path(out_dir) / (Path(main).stem + ".pdf")
+    if built != Path(pdf):
+        built.replace(pdf)
+
+
+def build_image(*, name: str, identity: str, log: str) -> None:
+    from ssdartifact import containers  # noqa: PLC0415
+
+    tag = containers.ensure_image(name)
+    Path(identity).write_text(f"{tag}@{containers.image_id(tag)}\n", encoding="utf-8")
+    Path(log).write_text(f"image {name}: {tag}\n", encoding="utf-8")
+
+
+def list_outputs(*, paths: list[str], listing: str) -> None:
+    Path(listing).write_text("".join(f"{path}\n" for path in paths), encoding="utf-8")

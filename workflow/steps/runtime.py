@@ -1,0 +1,151 @@
+"""Where and how a step runs, decided once for every step.
+
+Each step names its system's image (`@in_image`); with `runtime: docker` the call is made again
+inside that image (`python -m steps run NAME ARGS-AS-JSON`), with only the repository and the
+declared devices mounted. Snakemake has no Docker runtime of its own.
+
+Commands run through `run_logged`, the one place that decides how a tool is started: with the
+environment that makes generated PDFs reproducible, from the repository root, its output in the
+rule's log, and on failure an error that quotes the end of that log.
+
+Devices are opened through `open_device`, which hands the core an emussd emulator for an
+emulated device; `device_facts` gives a device's alpha and k (measured or declared).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from ssdartifact import REPO_ROOT, config, devices, provenance
+
+# Generated PDFs (R figures, LaTeX) carry this fixed date, so their bytes depend only on their inputs.
+REPRODUCIBLE_ENV = {"SOURCE_DATE_EPOCH": "1735689600", "FORCE_SOURCE_DATE": "1"}
+
+
+class StepFailed(RuntimeError):
+    """A tool exited non-zero, or a step's inputs do not allow it to run; the message says why."""
+
+
+# How this run executes its steps; set once by the workflow (configure) from the profile.
+RUNTIME = {"kind": "native"}
+IN_CONTAINER = provenance.RUNTIME_ENV  # set inside a step's container: its image tag and id
+STEPS = {}  # every step that may run in an image, by name (`python -m steps run NAME ...`)
+
+
+def configure(runtime: str) -> None:
+    RUNTIME["kind"] = runtime
+
+
+def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
+             block_devices: bool = False):
+    """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE).
+
+    With block_devices, the declared raw block devices are passed in too, after their safety
+    checks ran here on the host: inside the container the host's mounts are not visible.
+    A step is called with keyword arguments only (the rule's named inputs, outputs and params)."""
+    def wrap(function):
+        if function.__name__ in STEPS:
+            raise RuntimeError(f"two steps are named {function.__name__}")
+        STEPS[function.__name__] = function
+
+        @functools.wraps(function)
+        def step(**kwargs):
+            if RUNTIME["kind"] == "native" or os.environ.get(IN_CONTAINER):
+                return function(**kwargs)
+            passed = (*devices, *(d["path"] for d in declared_block_devices())) if block_devices else devices
+            return _run_in_container(image, function.__name__, kwargs, passed, capabilities)
+        return step
+    return wrap
+
+
+def declared_block_devices() -> list[dict]:
+    # in_image's parameter `devices` hides the module of that name inside its closure
+    return devices.declared_block_devices()
+
+
+def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities) -> None:
+    from ssdartifact import containers  # noqa: PLC0415 (only the docker runtime needs it)
+
+    tag = containers.ensure_image(image)
+    identity = f"{tag}@{containers.image_id(tag)}"
+    call = json.dumps({k: _plain(v) for k, v in kwargs.items()})
+    command = containers.docker_run_command(
+        tag, ["python", "-m", "steps", "run", name, call], repo_root=REPO_ROOT,
+        bind_paths=devices_bind_paths(), devices=devices, cap_add=capabilities, env={IN_CONTAINER: identity})
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise StepFailed(f"step {name} in image {tag} exited with {result.returncode}:\n"
+                         f"{(result.stdout + result.stderr)[-3000:]}")
+
+
+def run_registered(name: str, call: str) -> None:
+    """Inside a step's container: the step `name` with the keyword arguments of `call` (JSON)."""
+    if name not in STEPS:
+        raise StepFailed(f"no step named {name!r}; steps: {', '.join(sorted(STEPS))}")
+    STEPS[name](**json.loads(call))
+
+
+def _plain(value):
+    """Snakemake's file lists are list subclasses with extra state: pass plain lists and strings
+    (a list of records, such as ACE's run points, stays a list of records)."""
+    return [v if isinstance(v, dict) else str(v) for v in value] if isinstance(value, list) else value
+
+
+def devices_bind_paths() -> list[Path]:
+    """Declared file-device directories outside the repository (the repository itself is always
+    mounted). Each is created first: `docker run -v` must not create it, as root, itself."""
+    paths = []
+    for device in config.load("devices.yaml")["devices"]:
+        if device["kind"] == "file":
+            path = (REPO_ROOT / device["path"]).resolve()
+            if REPO_ROOT not in path.parents:
+                path.mkdir(parents=True, exist_ok=True)
+                paths.append(path)
+    return paths
+
+
+def run_logged(command: list[str], log: str) -> None:
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as handle:
+        result = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+                                env={**os.environ, **REPRODUCIBLE_ENV})
+    if result.returncode != 0:
+        tail = "\n".join(Path(log).read_text(encoding="utf-8", errors="replace").splitlines()[-30:])
+        raise StepFailed(f"{' '.join(command)} exited with {result.returncode}; end of {log}:\n{tail}")
+
+
+def open_device(name: str, needed_bytes: int, *, emussd_binary: str | Path | None = None,
+                stats_out: str | Path | None = None, saturating: bool = False):
+    """The declared device `name` opened for an experiment (ssdartifact.devices.opened); an
+    emulated one is mounted with `emussd_binary` (see emussd.device.emulation for `saturating`)."""
+    emulator = None
+    if emussd_binary:
+        from emussd.device import Emulator  # noqa: PLC0415 (only emulated devices need it)
+
+        emulator = Emulator(Path(emussd_binary), Path(stats_out) if stats_out else None, saturating)
+    return devices.opened(name, needed_bytes, emulator=emulator)
+
+
+def device_facts(name: str, alpha_k: list[str], block_size: int) -> dict:
+    """A device's alpha, k_r and k_w at one block size: measured when this profile characterizes
+    the device (alpha_k: its alpha_k.csv), else declared (an emulated device)."""
+    from pio.characterize import measured_device  # noqa: PLC0415
+
+    device = devices.declaration(name)
+    facts = {"device_kind": device["kind"], "device_preset": device.get("preset")}
+    if alpha_k:
+        measured = measured_device(alpha_k[0], name, block_size=block_size)
+        return {**facts, **{k: measured[k] for k in ("alpha", "k_r", "k_w")}, "source": "measured"}
+    if device["kind"] != "emulated":
+        raise StepFailed(f"device {name!r}: its alpha and k are measured by the characterization, which this "
+                         "profile does not run on it; add the device to the profile's characterize.devices")
+    return {**facts, **{k: device[k] for k in ("alpha", "k_r", "k_w")}, "source": "declared"}
+
+
+def config_hashes(*names: str) -> dict[str, str]:
+    """The sidecar's `configs`: each named file of configs/ with its hash."""
+    return {f"configs/{name}": config.config_hash(name) for name in names}
