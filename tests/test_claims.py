@@ -61,6 +61,10 @@ def test_compare(curve):
              "right": {"data": "a.csv", "where": "alpha == 1", "column": "speedup"}}
     assert claims.check_compare(frames, check).status == claims.PASS
     assert claims.check_compare(frames, {**check, "min_ratio": 3}).status == claims.FAIL
+    empty = {**check, "left": {**check["left"], "where": "alpha == 99"}}
+    assert claims.check_compare(frames, {**empty, "if_none": "nothing ran"}).status == claims.NOT_RUN
+    with pytest.raises(ValueError, match="the selection is empty"):  # without if_none: an error, never a pass
+        claims.check_compare(frames, empty)
 
 
 def test_influence():

@@ -55,3 +55,37 @@ def test_counters_are_read_from_flat_keyed_files(tmp_path):
     assert memlimit._field(tmp_path / "memory.events", "max") == 7
     assert memlimit._field(tmp_path / "memory.events", "oom_kill") == 1
     assert memlimit._field(tmp_path / "absent", "max") == 0
+
+
+PROBE = """
+import subprocess, sys
+from ssdartifact import memlimit
+try:
+    with memlimit.MemoryCgroup(32 << 20, "docker-probe") as group:
+        killed = subprocess.run([sys.executable, "-c", "x = bytearray(128 << 20)"], preexec_fn=group.join)
+        usage = group.usage()
+    print(killed.returncode, usage.oom_kills, group.enforcement)
+except memlimit.LimitUnavailable as missing:
+    print("unavailable:", missing)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.docker
+def test_in_a_container_a_step_that_may_mount_holds_a_process_to_its_limit():
+    """A step in docker mode sees the memory hierarchy read-only: with CAP_SYS_ADMIN (the steps that
+    mount an emulated SSD have it) it mounts a view of its own and the limit holds; without, it says
+    what is missing."""
+    from ssdartifact import REPO_ROOT, containers
+
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.skip("`docker info` failed: no Docker engine")
+    tag = containers.ensure_image("pio")
+    outputs = []
+    for capabilities in (["SYS_ADMIN"], []):
+        run = containers.docker_run_command(tag, ["python", "-c", PROBE], repo_root=REPO_ROOT, cap_add=capabilities)
+        outputs.append(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
+    returncode, kills, enforcement = outputs[0].split(" ", 2)
+    assert (returncode, int(kills) >= 1) == ("-9", True), outputs[0]
+    assert "the container's hierarchy, mounted writable by the step" in enforcement
+    assert outputs[1].startswith("unavailable:") and "--cap-add SYS_ADMIN" in outputs[1]

@@ -13,7 +13,7 @@ import pytest
 
 from ssdartifact import REPO_ROOT, devices
 
-MEASUREMENTS = {"characterize_device", "run_ace_experiments", "run_cave_experiments"}
+MEASUREMENTS = {"characterize_device", "run_ace_experiments", "run_cave_experiments", "run_cave_baselines"}
 
 
 def planned_jobs(profile, *settings):

@@ -106,3 +106,25 @@ def test_the_shared_sources_match_their_pins():
 def test_an_unknown_system_is_named():
     with pytest.raises(sources.SourceError, match="pins no source named 'nothing'.*graphchi"):
         sources.pin("nothing")
+
+
+def test_where_a_source_would_come_from_is_found_without_fetching_it(pinned, tmp_path):
+    pin, folder = pinned
+    downloads = tmp_path / "downloads"
+    assert sources.where_from("tool", downloads) == (str(folder / pin.archive), "")
+    (folder / pin.archive).write_bytes(b"other bytes")
+    found, why = sources.where_from("tool", downloads)
+    assert found is None and "another sha256" in why and "Could not resolve host" in why and not downloads.exists()
+
+
+def test_a_profile_whose_baselines_have_no_source_is_refused_before_anything_runs(pinned, tmp_path, monkeypatch):
+    from steps import cave
+
+    monkeypatch.setattr(cave.baseline_build, "build_dir", lambda system: tmp_path / "build" / system)
+    monkeypatch.setattr(cave.sources, "where_from", lambda system, downloads: (None, f"no source of {system}"))
+    profile = {"cave": {"graph_size": "tiny", "repetitions": 1, "figures": {"fig_5_1b": {"devices": ["emu-pcie"]}}}}
+    assert cave.missing_baseline_sources(profile) == ["no source of graphchi", "no source of gridgraph"]
+    (tmp_path / "build" / "graphchi").mkdir(parents=True)
+    (tmp_path / "build" / "graphchi" / "built.json").write_text("{}")  # built already: no source needed
+    assert cave.missing_baseline_sources(profile) == ["no source of gridgraph"]
+    assert cave.missing_baseline_sources({"cave": {"graph_size": "tiny", "repetitions": 1, "figures": {}}}) == []

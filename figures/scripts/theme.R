@@ -90,6 +90,15 @@ save_figure <- function(plot, path, width, height, title) {
   invisible(path)
 }
 
+# Panels drawn by different plots, one above the other (heights: their shares), as one figure;
+# each plot's legend is checked to fit `width` first.
+stack_plots <- function(plots, heights, width, height) {
+  for (plot in plots) check_legend_fits(plot, width, height * max(heights) / sum(heights))
+  stacked <- gtable::gtable(widths = grid::unit(1, "null"), heights = grid::unit(heights, "null"))
+  for (i in seq_along(plots)) stacked <- gtable::gtable_add_grob(stacked, ggplotGrob(plots[[i]]), t = i, l = 1)
+  stacked
+}
+
 # Facet labels "(A) f_r = 0.1" for figures with one panel per read fraction.
 label_read_fraction_panels <- function(d) {
   panels <- unique(d[, c("panel", "read_fraction")])
@@ -207,29 +216,96 @@ plot_cave_concurrency <- function(d, y, y_label) {
     guides(colour = guide_legend(nrow = 2)) +  # four devices' labels do not fit on one line
     theme_thesis()
 }
-# Figures 5.6, 5.10 and 5.12: runtime against the cache size, one panel per graph; CAVE
-# non-blocked solid with crosses, blocked dashed with circles (as the thesis draws them), and
-# the in-memory reference (the whole graph in memory, scipy) as a dotted horizontal line.
-cave_series <- c("CAVE", "CAVE_blocked", "in-memory reference")
-plot_cave_cache <- function(d) {
+# Figures 5.6, 5.7, 5.10 and 5.12: runtime against the cache size, one panel per graph (`facet`:
+# or per device); CAVE non-blocked solid with crosses, blocked dashed with circles, GraphChi with
+# triangles and GridGraph with squares (as the thesis draws them, its baselines in colour), and the
+# in-memory reference (the whole graph in memory, scipy) as a dotted horizontal line. A baseline
+# that did not run at a cache size (status other than ran) is listed under the plot with why.
+cave_series <- c("CAVE", "CAVE_blocked", "GraphChi", "GridGraph", "in-memory reference")
+cave_series_linetypes <- c(CAVE = "solid", CAVE_blocked = "dashed", GraphChi = "solid", GridGraph = "solid",
+                           "in-memory reference" = "dotted")
+cave_series_shapes <- c(CAVE = 4, CAVE_blocked = 1, GraphChi = 2, GridGraph = 0, "in-memory reference" = NA)
+cave_series_colours <- c(CAVE = "black", CAVE_blocked = "black", GraphChi = "#d95f02", GridGraph = "#1b9e77",
+                         "in-memory reference" = "grey40")
+cave_not_run <- function(d, where = "graph", statuses = c("cannot_run", "over_budget", "timed_out")) {
+  failed <- d[!is.na(d$status) & d$status %in% statuses, ]
+  if (nrow(failed) == 0) return(NULL)
+  failed <- unique(failed[, c("system", where, "status")])
+  text <- paste0("not run: ", paste(sprintf("%s on %s (%s)", failed$system, failed[[where]],
+                                            gsub("_", " ", failed$status)), collapse = "; "))
+  paste(strwrap(text, width = 100), collapse = "\n")
+}
+plot_cave_cache <- function(d, facet = "graph") {
   d$graph_label <- cave_graph_label(d$graph)
-  cave <- d[d$system %in% c("CAVE", "CAVE_blocked"), ]
-  cave$cache_pct <- 100 * cave$cache_fraction
-  reference <- d[!(d$system %in% c("CAVE", "CAVE_blocked")), ]
-  p <- ggplot(cave, aes(cache_pct, runtime_s, linetype = system, shape = system)) +
+  d$device_label <- cave_device_label(d$device, d$device_k_r)
+  reference <- d[d$system == "in-memory reference (scipy)", ]
+  measured <- d[d$system != "in-memory reference (scipy)" & (is.na(d$status) | d$status == "ran"), ]
+  measured$cache_pct <- 100 * measured$cache_fraction
+  shown <- cave_series[cave_series %in% c(unique(measured$system), if (nrow(reference) > 0) "in-memory reference")]
+  p <- ggplot(measured, aes(cache_pct, runtime_s, linetype = system, shape = system, colour = system)) +
     geom_line() + geom_point(size = 1.5) +
-    # one legend: the line types', with each series' point drawn in it
-    scale_linetype_manual(name = NULL, breaks = cave_series,
-                          values = c(CAVE = "solid", CAVE_blocked = "dashed", "in-memory reference" = "dotted")) +
-    scale_shape_manual(values = c(CAVE = 4, CAVE_blocked = 1), guide = "none") +
-    guides(linetype = guide_legend(override.aes = list(shape = c(4, 1, NA)))) +
+    # one legend: the line types', with each series' point and colour drawn in it
+    scale_linetype_manual(name = NULL, breaks = shown, values = cave_series_linetypes) +
+    scale_shape_manual(values = cave_series_shapes, guide = "none") +
+    scale_colour_manual(values = cave_series_colours, guide = "none") +
+    guides(linetype = guide_legend(override.aes = list(shape = unname(cave_series_shapes[shown]),
+                                                       colour = unname(cave_series_colours[shown])))) +
     scale_x_continuous(trans = "log10") +
-    facet_wrap(~graph_label, scales = "free_y") +
-    labs(x = "Cache size (% of the graph's file)", y = "Runtime (s)") +
+    facet_wrap(as.formula(paste("~", if (facet == "graph") "graph_label" else "device_label")), scales = "free_y") +
+    labs(x = "Cache size (% of the graph's file)", y = "Runtime (s)", caption = cave_not_run(d)) +
     theme_thesis()
+  if (any(measured$system %in% c("GraphChi", "GridGraph"))) {
+    p <- p + scale_y_continuous(trans = "log10",
+                                labels = function(x) format(x, scientific = FALSE, drop0trailing = TRUE))
+  }
   if (nrow(reference) > 0) {
     reference$system <- "in-memory reference"
-    p <- p + geom_hline(data = reference, aes(yintercept = runtime_s, linetype = system))
+    p <- p + geom_hline(data = reference, aes(yintercept = runtime_s, linetype = system, colour = system))
+  }
+  p
+}
+# Figures 5.1B, 5.9A and 5.11A: CAVE's speedup over each baseline (log scale) per graph, one bar per
+# baseline; a baseline stopped at its time limit is a pale bar at the least its speedup can be
+# (labelled ">="), one that did not run for another reason a label at 1 (its status); the thesis's
+# range of speedups over each baseline (`thesis`: baseline, low, high) in the caption.
+cave_baseline_colours <- c(GraphChi = "#d95f02", GridGraph = "#1b9e77", Mosaic = "#7570b3", GraphX = "#e7298a")
+# The thesis's range of CAVE's speedup over each baseline: headline numbers <prefix>_min_vs_<baseline>
+# and <prefix>_max_vs_<baseline> (e.g. cave_pbfs_speedup), for plot_cave_speedups' caption.
+cave_thesis_speedups <- function(reference, prefix) {
+  baselines <- c(graphchi = "GraphChi", gridgraph = "GridGraph", mosaic = "Mosaic")
+  value <- function(bound) {
+    sapply(names(baselines), function(b) reference_value(reference, sprintf("%s_%s_vs_%s", prefix, bound, b)))
+  }
+  data.frame(baseline = unname(baselines), low = value("min"), high = value("max"))
+}
+plot_cave_speedups <- function(d, thesis = NULL) {
+  d <- d[d$system != d$cave_system, ]
+  d$graph_label <- sub(" (", "\n(", cave_graph_label(d$graph), fixed = TRUE)
+  d$device_label <- cave_device_label(d$device, d$device_k_r)
+  bars <- d[d$status %in% c("ran", "timed_out"), ]
+  bars$bound <- ifelse(bars$status == "ran", "measured", "stopped at the time limit: at least")
+  bars$label <- paste0(ifelse(bars$status == "ran", "", ">="), sig_format(bars$speedup_at_least, 2))
+  failed <- d[!(d$status %in% c("ran", "timed_out")), ]
+  dodge <- position_dodge(width = 0.8)
+  p <- ggplot(bars, aes(graph_label, speedup_at_least, fill = system, group = system)) +
+    geom_hline(yintercept = 1, colour = "grey50") +
+    geom_col(aes(alpha = bound), position = dodge, width = 0.7) +
+    geom_text(aes(label = label), position = dodge, vjust = -0.3, size = 2.3) +
+    scale_fill_manual(name = NULL, values = cave_baseline_colours) +
+    scale_alpha_manual(name = NULL, values = c(measured = 1, "stopped at the time limit: at least" = 0.35),
+                       guide = if (all(bars$status == "ran")) "none" else "legend") +
+    scale_y_continuous(trans = "log10", expand = expansion(mult = c(0.05, 0.15))) +
+    facet_wrap(~device_label) +
+    labs(x = NULL, y = sprintf("Speedup of %s (x)", unique(d$cave_system)[1])) +
+    theme_thesis() + theme(axis.text.x = element_text(size = 6.5))
+  if (nrow(failed) > 0) {
+    p <- p + geom_text(data = failed, aes(graph_label, 1, label = paste(system, gsub("_", " ", status))),
+                       inherit.aes = FALSE, angle = 90, hjust = -0.1, size = 2.2, colour = "grey30")
+  }
+  if (!is.null(thesis)) {
+    p <- p + labs(caption = paste("thesis (PCIe SSD, 3 % cache):",
+                                  paste(sprintf("%s %s-%sx", thesis$baseline, thesis$low, thesis$high),
+                                        collapse = ", ")))
   }
   p
 }

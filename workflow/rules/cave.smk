@@ -1,6 +1,8 @@
 # CAVE (thesis Chapter 5): the out-of-core graph engine (systems/cave), Table 5.1's graphs, and
 # the runs of every figure per device (configs/experiments/cave.yaml, configs/datasets.yaml,
-# sized and placed by the profile's `cave`), then one CSV per figure.
+# sized and placed by the profile's `cave`), then one CSV per figure. The baselines CAVE is
+# compared with (GraphChi, GridGraph) are built from their pinned sources (configs/sources.yaml)
+# and run per device by a campaign of their own.
 
 from cave import plan as cave_plan
 
@@ -18,6 +20,11 @@ CAVE_FIGURE_CSVS = {
 CAVE_DOWNLOADS = [f"results/cave/downloads/{name}.json" for name in CAVE_PROFILE.get("downloads", [])]
 CAVE_TABLE_5_1 = ["results/cave/table_5_1.csv"] if CAVE_PROFILE.get("table_5_1") or CAVE_DOWNLOADS else []
 CAVE_MEASURED_RESULTS = ["results/cave/runs.csv", *CAVE_FIGURE_CSVS.values()] if CAVE_GRIDS else []
+CAVE_BASELINE_SYSTEMS = cave_plan.baseline_systems(CAVE_EXPERIMENT, CAVE_PROFILE)
+CAVE_BASELINE_DEVICES = cave_plan.baseline_devices(CAVE_EXPERIMENT, CAVE_PROFILE)
+CAVE_BASELINE_BUILDS = expand("results/cave/baselines/{system}.json", system=CAVE_BASELINE_SYSTEMS)
+CAVE_BASELINE_SETTINGS = {**CAVE_EXPERIMENT["baselines"],
+                          **({"timeout_s": CAVE_PROFILE["baseline_timeout_s"]} if "baseline_timeout_s" in CAVE_PROFILE else {})}
 CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1  # the graphs come from seeds: checksummed
 
 
@@ -37,6 +44,27 @@ rule build_cave:
         "results/benchmarks/build_cave.tsv"
     run:
         cave_steps.build_cave(binary=output.binary, log=log[0])
+
+
+rule build_cave_baseline:
+    """A baseline (GraphChi, GridGraph) from its pinned, checked source with its patch series."""
+    input:
+        sources="configs/sources.yaml",
+        series="systems/cave/baselines/{system}/series",
+        patches=lambda w: glob_wildcards_files(f"systems/cave/baselines/{w.system}/{{name}}.patch"),
+        recipe="systems/cave/cave/baselines/build.py",  # the make targets are part of the build
+        image=image("cave"),
+    output:
+        record="results/cave/baselines/{system}.json",
+    wildcard_constraints:
+        system="|".join(cave_plan.BASELINE_NAMES),
+    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    log:
+        "results/logs/build_cave_baseline/{system}.log",
+    benchmark:
+        "results/benchmarks/build_cave_baseline/{system}.tsv"
+    run:
+        cave_steps.build_cave_baseline(system=wildcards.system, record=output.record, log=log[0])
 
 
 rule fetch_cave_dataset:
@@ -105,10 +133,44 @@ rule run_cave_experiments:
                                         timeline_out=output.timeline, log=log[0])
 
 
-rule gather_cave_results:
-    """All runs in one CSV, and per figure the means, speedups over one concurrent I/O and timelines."""
+rule run_cave_baselines:
+    """The baselines' runs on one device: each system's own format of the same graph, the device's
+    k_r threads, a memory cgroup of the cache share of CAVE's file, the answer checked."""
     input:
-        runs=expand("results/cave/devices/{device}/runs.csv", device=CAVE_DEVICES),
+        binary=CAVE_BINARY,
+        alpha_k=lambda w: [f"results/pio/devices/{w.device}/alpha_k.csv"] if w.device in CHARACTERIZED else [],
+        emussd=emussd_binary_for,
+        built=CAVE_BASELINE_BUILDS,
+        experiment="configs/experiments/cave.yaml",
+        datasets="configs/datasets.yaml",
+        image=image("cave"),
+    output:
+        runs="results/cave/devices/{device}/baselines.csv",
+    params:
+        points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device, baselines=True),
+        settings=CAVE_BASELINE_SETTINGS,
+    threads: measurement_threads
+    resources:
+        machine_share=alone_unless_emulated,
+        **devices_held(),
+    priority: measurement_priority()
+    log:
+        "results/logs/run_cave_baselines/{device}.log",
+    benchmark:
+        "results/benchmarks/run_cave_baselines/{device}.tsv"
+    run:
+        cave_steps.run_cave_baselines(name=wildcards.device, points=params.points, alpha_k=input.alpha_k,
+                                      binary=input.binary, emussd=input.emussd, built=input.built,
+                                      settings=params.settings, raw=f"results/raw/cave/{wildcards.device}/baselines",
+                                      runs_out=output.runs, log=log[0])
+
+
+rule gather_cave_results:
+    """All runs in one CSV, and per figure the means, speedups over one concurrent I/O or over each
+    baseline, Table 5.2's preprocessing, and timelines."""
+    input:
+        runs=expand("results/cave/devices/{device}/runs.csv", device=CAVE_DEVICES)
+        + expand("results/cave/devices/{device}/baselines.csv", device=CAVE_BASELINE_DEVICES),
         timelines=expand("results/cave/devices/{device}/timeline.csv", device=CAVE_DEVICES),
     output:
         runs="results/cave/runs.csv",

@@ -5,7 +5,8 @@ Check kinds (all evaluated inside one CSV, never across machines):
   monotone   y is monotone in x within every group
   all_rows   a boolean expression holds on every selected row (if_none: the reason
              to report 'not run' when no row is selected, e.g. no flash device measured)
-  compare    an aggregate of one selection is above/below an aggregate of another
+  compare    an aggregate of one selection is above/below an aggregate of another (if_none:
+             'not run' with that reason when a selection is empty)
   influence  how much y changes along one axis (max/min, geometric mean over the
              other axis) compared with another axis, or trending over a group variable
 A claim whose data file does not exist (its experiment is not in the profile)
@@ -126,10 +127,11 @@ def _row_values(row: pd.Series, expression: str) -> str:
 
 
 def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
-    def side(spec: dict) -> float:
-        return _aggregate(_select(frames[spec["data"]], spec.get("where")), spec["column"],
-                          spec.get("aggregate", "mean"))
-    left, right = side(check["left"]), side(check["right"])
+    sides = [_select(frames[spec["data"]], spec.get("where")) for spec in (check["left"], check["right"])]
+    if any(rows.empty for rows in sides) and "if_none" in check:  # e.g. no baseline finished a run
+        return Outcome(NOT_RUN, "", check["if_none"])
+    left, right = (_aggregate(rows, spec["column"], spec.get("aggregate", "mean"))
+                   for rows, spec in zip(sides, (check["left"], check["right"])))
     ratio = left / right if right else math.inf
     strict = check.get("strict", True)
     minimum = check.get("min_ratio", None if "max_ratio" in check else 1.0)

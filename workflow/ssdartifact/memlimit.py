@@ -11,6 +11,10 @@ own memory alone exceeds it. cgroup v2 (memory.max, swap.max 0) and v1 (memory.l
 where the kernel accounts swap, memory.memsw.limit_in_bytes) are both handled; the group is a child
 of this process's own memory group and is removed afterwards. Pages another group has cached are
 not charged again: `evict` drops a file's cached pages before a measured run.
+
+In a container (a step in docker mode) the memory hierarchy is mounted read-only: a process that
+may mount (CAP_SYS_ADMIN, which the steps that mount an emulated SSD have) mounts a writable view
+of it in a private folder of its own, once, and makes its groups there (`enforcement` says so).
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+_MOUNTED: dict[int, Path] = {}  # this process's own writable view of the hierarchy, by cgroup version
 
 
 class LimitUnavailable(RuntimeError):
@@ -53,23 +60,48 @@ def _version() -> int:
     raise LimitUnavailable(f"no memory cgroup at {CGROUP_ROOT} (neither v1's memory controller nor cgroup v2)")
 
 
+def _writable_parent(version: int) -> tuple[Path, bool]:
+    """This process's own memory group, where a child group can be made, and whether this process
+    mounted the view of the hierarchy it is in (a container's read-only one: see the module's notes)."""
+    own = _own_group(version)
+    base = CGROUP_ROOT / "memory" if version == 1 else CGROUP_ROOT
+    if (base / own).is_dir() and os.access(base / own, os.W_OK):
+        return base / own, False
+    if version not in _MOUNTED:
+        folder = Path(tempfile.mkdtemp(prefix="ssd-artifact-cgroup-"))
+        kind = ["-t", "cgroup", "-o", "memory"] if version == 1 else ["-t", "cgroup2"]
+        mounted = subprocess.run(["mount", *kind, "none", str(folder)], capture_output=True, text=True)
+        if mounted.returncode != 0:
+            folder.rmdir()
+            raise LimitUnavailable(f"{base / own} cannot be written and this process cannot mount a view of its own "
+                                   f"({mounted.stderr.strip() or mounted.returncode}): the memory limit needs root, "
+                                   "or a delegated cgroup, on a machine with memory cgroups (in a container: "
+                                   "--cap-add SYS_ADMIN)")
+        _MOUNTED[version] = folder
+    parent = _MOUNTED[version] / own
+    if not parent.is_dir():
+        raise LimitUnavailable(f"this process's memory group {own} is not in the hierarchy it mounted at "
+                               f"{_MOUNTED[version]} (a private cgroup namespace of another layout)")
+    return parent, True
+
+
 class MemoryCgroup:
     def __init__(self, limit_bytes: int, name: str):
         if not isinstance(limit_bytes, int) or limit_bytes < 1 << 20:
             raise ValueError(f"a memory limit must be at least 1 MiB, not {limit_bytes!r}")
         self.limit_bytes = limit_bytes
         self.version = _version()
-        base = CGROUP_ROOT / "memory" if self.version == 1 else CGROUP_ROOT
-        self.parent = base / _own_group(self.version)
+        self.parent, self.mounted_here = _writable_parent(self.version)
         self.path = self.parent / f"ssd-artifact-{name}-{os.getpid()}-{time.monotonic_ns()}"
 
     @property
     def enforcement(self) -> str:
         """How the limit is enforced, for the provenance sidecar."""
+        where = " (the container's hierarchy, mounted writable by the step)" if self.mounted_here else ""
         if self.version == 1:
             swap = " and memory.memsw.limit_in_bytes" if self._v1_swap_accounted() else ""
-            return f"cgroup v1 memory.limit_in_bytes{swap} = {self.limit_bytes} (page cache charged)"
-        return f"cgroup v2 memory.max = {self.limit_bytes}, memory.swap.max = 0 (page cache charged)"
+            return f"cgroup v1 memory.limit_in_bytes{swap} = {self.limit_bytes} (page cache charged){where}"
+        return f"cgroup v2 memory.max = {self.limit_bytes}, memory.swap.max = 0 (page cache charged){where}"
 
     def _v1_swap_accounted(self) -> bool:
         return (self.parent / "memory.memsw.limit_in_bytes").exists()

@@ -67,6 +67,26 @@ def local_folder() -> Path:
     return (REPO_ROOT / chosen).resolve()
 
 
+def where_from(name: str, downloads: Path) -> tuple[str | None, str]:
+    """Where `fetch` would take the pinned tarball from, without fetching it: (a place, "") when an
+    earlier fetch or the local folder has it with the pinned sha256 or GitHub answers, else
+    (None, what was tried). A check before a run that builds it (check-config)."""
+    wanted = pin(name)
+    tried = []
+    for candidate in (Path(downloads) / wanted.archive, local_folder() / wanted.archive):
+        if candidate.is_file() and sha256_file(candidate) == wanted.sha256:
+            return str(candidate), ""
+        tried.append(f"{candidate}: " + ("another sha256" if candidate.is_file() else "no such file"))
+    try:
+        with urllib.request.urlopen(urllib.request.Request(wanted.url, method="HEAD"), timeout=10):
+            return wanted.url, ""
+    except (urllib.error.URLError, OSError) as error:
+        tried.append(f"{wanted.url}: {getattr(error, 'reason', error)}")
+    return None, (f"no source of {name} ({wanted.repository} at {wanted.commit[:12]}): " + "; ".join(tried) +
+                  f". Put {wanted.archive} in a folder and point {SOURCES_ENV} at it, or set local_folder in "
+                  "configs/sources.yaml")
+
+
 def fetch(name: str, downloads: Path, say=print) -> Path:
     """downloads/<archive>, with the pinned sha256: kept from an earlier fetch, downloaded, or
     copied from the local folder."""

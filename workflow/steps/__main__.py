@@ -26,6 +26,11 @@ def _check_config(args: argparse.Namespace) -> int:
         print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
         return 2
     print(f"configs: all files valid (profile {args.profile})")
+    missing = cave.missing_baseline_sources(config.load_profile(args.profile))
+    if missing:
+        print("The profile runs baselines whose pinned sources cannot be found; nothing was run:\n"
+              + "\n".join(missing), file=sys.stderr)
+        return 2
     problems, notes = emulated.check_emulation(config.load_profile(args.profile), progress=print)
     for note in notes:
         print(f"emulated {note}")

@@ -1,16 +1,19 @@
-"""Steps of CAVE's rules (workflow/rules/cave.smk): build the engine, fetch and describe the
-graphs (Table 5.1, cave.datasets), run Chapter 5's points on one device (cave.campaign), and
-gather them per figure (cave.plan, cave.results)."""
+"""Steps of CAVE's rules (workflow/rules/cave.smk): build the engine and the baselines, fetch and
+describe the graphs (Table 5.1, cave.datasets), run Chapter 5's points on one device (cave.campaign)
+and the baselines' (cave.baselines.campaign), and gather them per figure (cave.plan, cave.results)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
 from cave import campaign, datasets, engine, plan
-from cave.results import FIGURE_COLUMNS, RUN_COLUMNS, TIMELINE_COLUMNS, summarize
-from ssdartifact import config, devices, files, provenance
+from cave.baselines import build as baseline_build
+from cave.baselines import campaign as baseline_campaign
+from cave.results import RUN_COLUMNS, TIMELINE_COLUMNS, figure_table
+from ssdartifact import config, devices, files, provenance, sources
 from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device
@@ -71,11 +74,61 @@ def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], b
                                  device=devices.declaration(name), started=started, columns=columns)
 
 
+@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+def run_cave_baselines(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
+                       built: list[str], settings: dict, raw: str, runs_out: str, log: str) -> None:
+    """The baselines' points on one device (GraphChi, GridGraph: cave.baselines.campaign), each kept
+    in `raw` as it finishes; `built`: the baselines' build records; `settings`: the experiment's
+    `baselines` with the profile's time limit."""
+    started = provenance.now()
+    facts = device_facts(name, alpha_k, block_size=4096)
+    with open(log, "w", encoding="utf-8") as progress:
+        rows, kept = baseline_campaign.run(
+            device=name, points=points, k_r=facts["k_r"], binary=Path(binary),
+            device_labels={"device_kind": facts["device_kind"], "device_k_r": facts["k_r"],
+                           "k_r_source": facts["source"]},
+            settings=settings, raw_dir=Path(raw),
+            open_device=lambda needed: open_device(name, needed, emussd_binary=emussd[0] if emussd else None),
+            say=lambda message: print(message, file=progress, flush=True))
+    write_csv(runs_out, RUN_COLUMNS, rows)
+    provenance.write_sidecar(runs_out, produced_by="steps.cave.run_cave_baselines",
+                             inputs=[binary, *built, *alpha_k, *kept],
+                             configs=config_hashes("experiments/cave.yaml", "datasets.yaml", "devices.yaml",
+                                                   "sources.yaml"),
+                             device=devices.declaration(name), started=started, columns=RUN_COLUMNS)
+
+
+def missing_baseline_sources(profile: dict) -> list[str]:
+    """Why each baseline the profile runs cannot be built (neither built already nor with a source
+    to build it from): checked before a run starts, rather than failing in its middle."""
+    systems = plan.baseline_systems(config.load("experiments/cave.yaml"), profile.get("cave", {}))
+    missing = []
+    for system in systems:
+        if (baseline_build.build_dir(system) / "built.json").exists():
+            continue
+        found, why = sources.where_from(system, baseline_build.DOWNLOADS)
+        if found is None:
+            missing.append(why)
+    return missing
+
+
+@in_image("cave")
+def build_cave_baseline(*, system: str, record: str, log: str) -> None:
+    """One baseline built from its pinned source with its patch series (cave.baselines.build)."""
+    try:
+        baseline_build.build(system, progress=lambda message: print(message, file=sys.stderr, flush=True))
+    except (baseline_build.BaselineBuildError, sources.SourceError) as error:
+        raise StepFailed(str(error)) from None
+    files.atomic_write_text(record, json.dumps(baseline_build.built_record(system), indent=1) + "\n")
+    Path(log).write_text(f"built {baseline_build.build_dir(system)}\n", encoding="utf-8")
+
+
 def gather_cave_results(*, per_device: list[str], timelines: list[str], grids: dict, runs_csv: str,
                         figure_csvs: dict, log: str) -> None:
-    """Every run in one CSV, and one CSV per figure: the means over repetitions, with the speedup
-    over one concurrent I/O (Figures 5.5, 5.8, 5.13) or per cache share (5.6, 5.10, 5.12); the
-    timeline of Figure 5.9B as sampled."""
+    """Every run (CAVE's and the baselines') in one CSV, and one CSV per figure (cave.results.figure_table):
+    the means over repetitions, with the speedup over one concurrent I/O (Figures 5.5, 5.8, 5.13) or
+    per cache share (5.6, 5.7, 5.10, 5.12); CAVE's speedup over each baseline (5.1B, 5.9A, 5.11);
+    each system's preprocessing (Table 5.2); the timeline of Figure 5.9B as sampled."""
     started = provenance.now()
     frames = [pd.read_csv(path) for path in per_device]
     runs = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) \
@@ -85,19 +138,10 @@ def gather_cave_results(*, per_device: list[str], timelines: list[str], grids: d
                              started=started, columns=RUN_COLUMNS)
     samples = pd.concat([pd.read_csv(path) for path in timelines], ignore_index=True)
     for name, path in figure_csvs.items():
-        panels = plan.FIGURE_CSVS[name]
-        if panels[0] in plan.TIMELINE_FIGURES:
-            grid = grids[panels[0]]
-            rows = samples[samples["device"].isin(grid["devices"])]
-            write_csv(path, TIMELINE_COLUMNS, rows.to_dict("records"))
-            columns, inputs = TIMELINE_COLUMNS, timelines
-        else:
-            selected = [plan.figure_rows(runs, panel, grids[panel]) for panel in panels if panel in grids]
-            letters = {panel: panel.removeprefix(name) for panel in panels}
-            rows = summarize(pd.concat(selected, ignore_index=True), letters)
-            write_csv(path, FIGURE_COLUMNS, rows.to_dict("records"))
-            columns, inputs = FIGURE_COLUMNS, [runs_csv]
-        provenance.write_sidecar(path, produced_by="steps.cave.gather_cave_results", inputs=inputs,
+        rows, columns = figure_table(name, runs, samples, grids)
+        write_csv(path, columns, rows.to_dict("records"))
+        provenance.write_sidecar(path, produced_by="steps.cave.gather_cave_results",
+                                 inputs=timelines if columns is TIMELINE_COLUMNS else [runs_csv],
                                  started=started, columns=columns)
     if not len(runs) and not len(samples):
         raise StepFailed("no CAVE run produced a row: see results/logs/run_cave_experiments/")

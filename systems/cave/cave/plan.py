@@ -8,6 +8,12 @@ profile's `cave`; and the rows of each figure's CSV, from the runs.
 A point is one run on one device: a graph (a spec for experiment.prepare_graph), an algorithm,
 a variant, a number of concurrent I/Os ("device" until the device's k_r is known) and a cache
 share. Points that several figures share (Figures 5.5 and 5.8 are the same BFS runs) run once.
+
+The baselines (GraphChi, GridGraph: cave.baselines) have points of their own, planned here and run
+by their own campaign (cave.baselines.campaign), which `device_points(..., baselines=True)` lists:
+a cache figure that names `baselines` runs each of them at every cache share, a comparison figure
+(5.1B, 5.9A, 5.11) runs CAVE and each baseline at the default share, and Table 5.2 times each
+system's preprocessing of the same graph (kind "preprocess" for CAVE's own conversion).
 """
 
 from __future__ import annotations
@@ -16,10 +22,17 @@ import json
 
 CONCURRENCY_FIGURES = ("fig_5_5", "fig_5_8", "fig_5_13a", "fig_5_13b")
 TIMELINE_FIGURES = ("fig_5_9b",)
-CACHE_FIGURES = ("fig_5_6", "fig_5_10", "fig_5_12")
+CACHE_FIGURES = ("fig_5_6", "fig_5_7", "fig_5_10", "fig_5_12")
+COMPARISON_FIGURES = ("fig_5_1b", "fig_5_9a", "fig_5_11")
+PREPROCESSING_TABLES = ("table_5_2",)
 # Figures drawn from two panels' runs: their CSV holds both (column `panel`).
 FIGURE_CSVS = {"fig_5_5": ["fig_5_5"], "fig_5_8": ["fig_5_8"], "fig_5_13": ["fig_5_13a", "fig_5_13b"],
-               "fig_5_9b": ["fig_5_9b"], "fig_5_6": ["fig_5_6"], "fig_5_10": ["fig_5_10"], "fig_5_12": ["fig_5_12"]}
+               "fig_5_9b": ["fig_5_9b"], "fig_5_6": ["fig_5_6"], "fig_5_7": ["fig_5_7"], "fig_5_10": ["fig_5_10"],
+               "fig_5_12": ["fig_5_12"], "fig_5_1b": ["fig_5_1b"], "fig_5_9a": ["fig_5_9a"], "fig_5_11": ["fig_5_11"],
+               "table_5_2": ["table_5_2"]}
+# The baselines' names in the rows and figures (cave.baselines.case.DRIVERS's keys here), and CAVE's.
+BASELINE_NAMES = {"graphchi": "GraphChi", "gridgraph": "GridGraph"}
+SYSTEM_OF_VARIANT = {"nonblocked": "CAVE", "blocked": "CAVE_blocked"}
 
 
 class PlanError(ValueError):
@@ -35,10 +48,18 @@ def figure_grids(experiment: dict, profile_cave: dict) -> dict[str, dict]:
         grid = {**experiment["figures"][figure], **placed}
         grid.setdefault("graph_size", profile_cave["graph_size"])
         kind = grid["kind"]
+        if kind == "comparison":
+            grid["cache_fraction"] = experiment["defaults"]["cache_fraction"]
         if kind == "concurrency" and "io_threads" not in grid:
             raise PlanError(f"profile key cave.figures.{figure}: a concurrency figure needs io_threads")
         if kind == "cache" and "cache_fractions" not in grid:
             raise PlanError(f"profile key cave.figures.{figure}: a cache figure needs cache_fractions")
+        unknown = [name for name in grid.get("baselines", []) if name not in BASELINE_NAMES]
+        if unknown:
+            raise PlanError(f"cave.figures.{figure}.baselines: {', '.join(map(repr, unknown))} is not a baseline "
+                            f"this artifact runs ({', '.join(BASELINE_NAMES)})")
+        if kind == "preprocess" and not grid.get("baselines"):
+            raise PlanError(f"cave.figures.{figure}: Table 5.2 needs at least one baseline to compare with")
         grids[figure] = grid
     return grids
 
@@ -62,9 +83,12 @@ def algorithm_options(experiment: dict, profile_cave: dict, algorithm: str) -> d
 
 
 def _points_of(figure: str, grid: dict, experiment: dict, profile_cave: dict, datasets: dict) -> list[dict]:
+    """CAVE's points of a figure, then its baselines' (cave.baselines.campaign runs those)."""
     defaults = experiment["defaults"]
     kind = grid["kind"]
-    graphs = grid["graphs"] if kind == "cache" else [grid["graph"]]
+    if kind == "preprocess":
+        return _baseline_points(grid, experiment, profile_cave, datasets, [defaults["cache_fraction"]], with_cave=True)
+    graphs = grid["graphs"] if kind in ("cache", "comparison") else [grid["graph"]]
     variants = ["nonblocked", "blocked"] if kind == "cache" else [grid["variant"]]
     threads = grid["io_threads"] if kind == "concurrency" else [defaults["io_threads"]]
     fractions = grid["cache_fractions"] if kind == "cache" else [defaults["cache_fraction"]]
@@ -83,6 +107,28 @@ def _points_of(figure: str, grid: dict, experiment: dict, profile_cave: dict, da
                             "variant": variant, "io_threads": io_threads, "cache_fraction": fraction,
                             "io_engine": defaults["io_engine"], "repetition": repetition,
                             "options": algorithm_options(experiment, profile_cave, grid["algorithm"])})
+    return points + _baseline_points(grid, experiment, profile_cave, datasets, fractions)
+
+
+def _baseline_points(grid: dict, experiment: dict, profile_cave: dict, datasets: dict, fractions: list[float],
+                     with_cave: bool = False) -> list[dict]:
+    """Each baseline of the figure on each of its graphs and cache shares (its memory budget is the
+    share of CAVE's file), with the device's k_r threads; `with_cave`: CAVE's own preprocessing too."""
+    points = []
+    for name in grid.get("graphs", []):
+        spec = graph_spec(datasets, name, grid["graph_size"])
+        for repetition in range(grid.get("repetitions", profile_cave["repetitions"])):
+            if with_cave:
+                points.append({"kind": "preprocess", "system": "cave", "graph": name, "spec": spec,
+                               "repetition": repetition})
+            for system in grid.get("baselines", []):
+                for fraction in fractions:
+                    points.append({"kind": "baseline", "system": system, "graph": name, "spec": spec,
+                                   "algorithm": grid["algorithm"], "io_threads": experiment["defaults"]["io_threads"],
+                                   "cache_fraction": fraction, "repetition": repetition,
+                                   "options": {k: v for k, v in algorithm_options(
+                                       experiment, profile_cave, grid["algorithm"]).items()
+                                       if k in ("source", "iterations", "damping")}})
     return points
 
 
@@ -90,13 +136,20 @@ def key(point: dict) -> str:
     return json.dumps(point, sort_keys=True)
 
 
-def device_points(experiment: dict, profile_cave: dict, datasets: dict, device: str) -> list[dict]:
-    """Every run on one device, once each, in the order of the figures."""
+BASELINE_KINDS = ("baseline", "preprocess")
+
+
+def device_points(experiment: dict, profile_cave: dict, datasets: dict, device: str,
+                  baselines: bool = False) -> list[dict]:
+    """Every CAVE run on one device (with `baselines`: every baseline's), once each, in the order
+    of the figures."""
     seen, points = set(), []
     for figure, grid in figure_grids(experiment, profile_cave).items():
         if device not in grid["devices"]:
             continue
         for point in _points_of(figure, grid, experiment, profile_cave, datasets):
+            if (point["kind"] in BASELINE_KINDS) != baselines:
+                continue
             if key(point) not in seen:
                 seen.add(key(point))
                 points.append(point)
@@ -110,23 +163,52 @@ def cave_devices(profile_cave: dict) -> list[str]:
     return devices
 
 
+def baseline_devices(experiment: dict, profile_cave: dict) -> list[str]:
+    """The devices some figure runs a baseline on."""
+    grids = figure_grids(experiment, profile_cave)
+    return [d for d in cave_devices(profile_cave)
+            if any(d in grid["devices"] and grid.get("baselines") for grid in grids.values())]
+
+
+def baseline_systems(experiment: dict, profile_cave: dict) -> list[str]:
+    """The baselines some figure of the profile runs (each is built once)."""
+    named = {name for grid in figure_grids(experiment, profile_cave).values() for name in grid.get("baselines", [])}
+    return [name for name in BASELINE_NAMES if name in named]
+
+
 def resolve(point: dict, k_r: int) -> dict:
     """The point with io_threads "device" replaced by the device's k_r."""
+    if "io_threads" not in point:  # CAVE's preprocessing (Table 5.2) reads no device
+        return point
     return {**point, "io_threads": k_r if point["io_threads"] == "device" else point["io_threads"]}
 
 
 def figure_rows(runs, figure: str, grid: dict):
     """The runs of one figure (a DataFrame of every run: the columns of results.RUN_COLUMNS)."""
     kind = grid["kind"]
-    selected = runs[runs["device"].isin(grid["devices"]) & (runs["algorithm"] == grid["algorithm"])]
-    if kind == "cache":
+    selected = runs[runs["device"].isin(grid["devices"])]
+    if kind == "preprocess":
         graphs = [f"{name}-{grid['graph_size']}" for name in grid["graphs"]]
-        is_cave = selected["system"].isin(["CAVE", "CAVE_blocked"])
-        selected = selected[selected["dataset"].isin(graphs)
-                            & (~is_cave | selected["cache_fraction"].isin(grid["cache_fractions"]))]
-    else:
-        selected = selected[(selected["dataset"] == f"{grid['graph']}-{grid['graph_size']}")
-                            & (selected["variant"] == grid["variant"])]
-        if kind == "concurrency":
-            selected = selected[selected["io_threads"].isin(grid["io_threads"])]
+        systems = ["CAVE", *(BASELINE_NAMES[name] for name in grid["baselines"])]
+        return selected[selected["dataset"].isin(graphs) & selected["system"].isin(systems)
+                        & selected["experiment"].isin(["preprocess", "baseline"])
+                        & ((selected["experiment"] == "preprocess") | (selected["algorithm"] == grid["algorithm"]))
+                        ].assign(figure=figure)
+    selected = selected[selected["algorithm"] == grid["algorithm"]]
+    if kind in ("cache", "comparison"):
+        graphs = [f"{name}-{grid['graph_size']}" for name in grid["graphs"]]
+        baselines = [BASELINE_NAMES[name] for name in grid.get("baselines", [])]
+        if kind == "cache":
+            cave, fractions = ["CAVE", "CAVE_blocked"], grid["cache_fractions"]
+        else:  # one CAVE at the device's k_r, as the baselines
+            cave, fractions = [SYSTEM_OF_VARIANT[grid["variant"]]], [grid["cache_fraction"]]
+            selected = selected[selected["system"].isin(baselines) | (selected["io_threads"] == selected["device_k_r"])]
+        measured = selected["system"].isin(cave + baselines) & selected["cache_fraction"].isin(fractions)
+        reference = selected["experiment"].eq("run") & ~selected["system"].isin(["CAVE", "CAVE_blocked", *baselines])
+        return selected[selected["dataset"].isin(graphs) & (measured | (reference & (kind == "cache")))
+                        ].assign(figure=figure)
+    selected = selected[(selected["dataset"] == f"{grid['graph']}-{grid['graph_size']}")
+                        & (selected["variant"] == grid["variant"])]
+    if kind == "concurrency":
+        selected = selected[selected["io_threads"].isin(grid["io_threads"])]
     return selected.assign(figure=figure)

@@ -1,16 +1,19 @@
-"""Chapter 5's tidy CSVs, their documented columns: one row per run (RUN_COLUMNS), one per
-timeline sample (TIMELINE_COLUMNS), and per figure the mean over repetitions with the speedup
-over the first point of each line (FIGURE_COLUMNS). systems/cave/README.md defines the engine's
-counters in full."""
+"""Chapter 5's tidy CSVs, their documented columns: one row per run (RUN_COLUMNS: CAVE's, the
+reference's and the baselines'), one per timeline sample (TIMELINE_COLUMNS), per figure the mean
+over repetitions with the speedup over the first point of each line (FIGURE_COLUMNS), CAVE's
+speedup over each baseline (COMPARISON_COLUMNS: Figures 5.1B, 5.9A, 5.11) and each system's
+preprocessing (TABLE_5_2_COLUMNS). systems/cave/README.md defines the engine's counters in full."""
 
 from __future__ import annotations
 
-from . import experiment
+from . import experiment, plan
 
 _ENGINE = {
-    "experiment": "run (a measured run) or timeline (a sampled one)",
+    "experiment": "run (a measured run of CAVE or the reference), timeline (a sampled one), baseline (a baseline "
+                  "system's run) or preprocess (CAVE's conversion of the baselines' edge list, timed for Table 5.2)",
     "dataset": "the graph and its size, e.g. social-small (configs/datasets.yaml)",
-    "system": "CAVE (non-blocked), CAVE_blocked, or the in-memory reference (scipy, the whole graph in memory)",
+    "system": "CAVE (non-blocked), CAVE_blocked, the in-memory reference (scipy, the whole graph in memory), "
+              "GraphChi or GridGraph (cave.baselines)",
     "algorithm": "bfs, wcc, pagerank, randomwalk or dfs",
     "variant": "nonblocked or blocked (NA for the reference)",
     "device": "the declared device (configs/devices.yaml) that held the graph",
@@ -19,7 +22,8 @@ _ENGINE = {
     "cache_fraction": "the cache pool's size as a share of the graph's file",
     "cache_blocks": "the cache pool's slots (4 KiB blocks)",
     "repetition": "0-based repetition of the point",
-    "runtime_s": "wall time of the algorithm (the graph's metadata already loaded)",
+    "runtime_s": "wall time of the algorithm (CAVE: the graph's metadata already loaded; a baseline: its whole "
+                 "process, start to exit, reading its preprocessed files)",
     "load_s": "opening the graph: metadata, vertex array, cache and threads (not in runtime_s)",
     "cpu_util_pct": "process CPU time / runtime / online cores x 100",
     "block_reads": "4 KiB blocks read from the device during the algorithm",
@@ -51,7 +55,22 @@ _DEVICE = {
     "graph": "the graph's name in configs/datasets.yaml",
     "graph_size": "its size (configs/datasets.yaml: sizes)",
 }
-RUN_COLUMNS = {**_ENGINE, **_DEVICE}
+# A baseline's run (cave.baselines.campaign); CAVE's rows leave these empty.
+_BASELINE = {
+    "status": "ran, cannot_run (by the system's design), over_budget (stopped at its memory limit) or timed_out; "
+              "only ran has times",
+    "reason": "why a baseline did not run (empty when it ran)",
+    "budget_bytes": "a baseline's memory budget: its cache share of CAVE's file (its own cache or buffers)",
+    "memory_limit": "how the memory limit (the budget plus configs/experiments/cave.yaml's baselines.allowance_mib "
+                    "and per-thread buffers) was enforced, page cache included",
+    "peak_bytes": "the largest memory use (page cache included) the limit's cgroup saw",
+    "reported_s": "the runtime the baseline itself reports (GraphChi: runtime; GridGraph: its printed seconds)",
+    "preprocess_s": "seconds to convert the graph into the system's own format (Table 5.2); not through the "
+                    "device's model",
+    "disk_bytes": "bytes of the system's converted files (Table 5.2)",
+    "time_limit_s": "the time a baseline's run may take (configs/experiments/cave.yaml: baselines.timeout_s)",
+}
+RUN_COLUMNS = {**_ENGINE, **_DEVICE, **_BASELINE}
 
 TIMELINE_COLUMNS = {
     **{k: _ENGINE[k] for k in ("experiment", "dataset", "algorithm", "variant", "device", "io_threads",
@@ -75,7 +94,9 @@ FIGURE_COLUMNS = {
     "figure": "the thesis figure (fig_5_13a and fig_5_13b share fig_5_13.csv)",
     "panel": "the panel's letter, or empty",
     **{k: RUN_COLUMNS[k] for k in _POINT_KEYS},
-    "repetitions": "runs averaged",
+    "repetitions": "runs averaged (those that ran)",
+    "status": "ran when a repetition ran, else why none did (a baseline: " + RUN_COLUMNS["status"] + ")",
+    "reason": RUN_COLUMNS["reason"],
     **{k: f"mean over the repetitions of: {RUN_COLUMNS[k]}" for k in _MEANS},
     "runtime_min_s": "the fastest repetition's runtime (the spread of runtime_s is runtime_min_s to runtime_max_s)",
     "runtime_max_s": "the slowest repetition's runtime",
@@ -87,6 +108,11 @@ FIGURE_COLUMNS = {
 _LINE = ["figure", "device", "graph", "system", "algorithm", "variant"]
 
 
+def _status(statuses) -> str:
+    """A point's status: ran when any repetition ran, else the first repetition's."""
+    return "ran" if (statuses == "ran").any() else statuses.iloc[0]
+
+
 def summarize(rows, panels: dict[str, str]):
     """Means over repetitions; per line of a figure, the speedup over its first point and the
     runtime relative to its best point."""
@@ -96,9 +122,12 @@ def summarize(rows, panels: dict[str, str]):
         return pd.DataFrame(columns=list(FIGURE_COLUMNS))
     keys = ["figure", *_POINT_KEYS]
     rows = rows.astype({"variant": "string"}).fillna({"variant": ""})
+    rows = rows.assign(status=rows["status"].fillna("ran"), reason=rows["reason"].replace("", None))
     means = rows.groupby(keys, dropna=False).agg(
-        repetitions=("runtime_s", "size"), **{m: (m, "mean") for m in _MEANS},
-        runtime_min_s=("runtime_s", "min"), runtime_max_s=("runtime_s", "max")).reset_index()
+        repetitions=("runtime_s", "count"), **{m: (m, "mean") for m in _MEANS},
+        runtime_min_s=("runtime_s", "min"), runtime_max_s=("runtime_s", "max"),
+        status=("status", _status), reason=("reason", "first")).reset_index()
+    means["reason"] = means["reason"].where(means["status"] != "ran", "").fillna("")
     means = means.sort_values(["figure", "device", "graph", "system", "io_threads", "cache_fraction"],
                               ignore_index=True)
     line = means.groupby(_LINE, dropna=False)["runtime_s"]
@@ -107,3 +136,105 @@ def summarize(rows, panels: dict[str, str]):
     means["panel"] = means["figure"].map(panels).fillna("")
     means["variant"] = means["variant"].replace("", None)
     return means[list(FIGURE_COLUMNS)]
+
+
+# CAVE against each baseline at one cache share (Figures 5.1B, 5.9A, 5.11): per system, graph and device.
+_COMPARED = ["device", "device_kind", "device_k_r", "graph", "dataset", "algorithm", "cache_fraction"]
+COMPARISON_COLUMNS = {
+    "figure": "the thesis figure",
+    "panel": "empty (one panel)",
+    **{k: RUN_COLUMNS[k] for k in _COMPARED},
+    "system": "CAVE's variant of the comparison, or the baseline",
+    "status": "ran when a repetition ran, else why none did: " + RUN_COLUMNS["status"],
+    "reason": RUN_COLUMNS["reason"],
+    "repetitions": "runs averaged (those that ran)",
+    "runtime_s": "mean over the repetitions of: " + RUN_COLUMNS["runtime_s"],
+    "runtime_min_s": "the fastest repetition's runtime",
+    "runtime_max_s": "the slowest repetition's runtime",
+    "cave_system": "the CAVE each speedup is over (configs/experiments/cave.yaml: the figure's variant)",
+    "cave_runtime_s": "that CAVE's mean runtime on the same device, graph and cache share",
+    "speedup": "CAVE's speedup over this system: runtime_s / cave_runtime_s (1 for CAVE itself)",
+    "speedup_at_least": "speedup, or for a system stopped at its time limit the least it can be: time_limit_s / "
+                        "cave_runtime_s",
+    "time_limit_s": RUN_COLUMNS["time_limit_s"],
+    "peak_bytes": "the largest peak memory of the repetitions (baselines: page cache included)",
+    "budget_bytes": RUN_COLUMNS["budget_bytes"],
+}
+
+# Table 5.2: each system's preprocessing of the same graph.
+TABLE_5_2_COLUMNS = {
+    "table": "table_5_2",
+    "device": "the device whose backing folder the files were made in",
+    "graph": RUN_COLUMNS["graph"],
+    "dataset": RUN_COLUMNS["dataset"],
+    "system": "CAVE (its conversion of the same edge list), GraphChi or GridGraph",
+    "repetitions": "preprocessings timed",
+    "preprocess_s": "median over the repetitions of: " + RUN_COLUMNS["preprocess_s"],
+    "preprocess_min_s": "the fastest repetition's",
+    "preprocess_max_s": "the slowest repetition's",
+    "disk_bytes": RUN_COLUMNS["disk_bytes"],
+    "disk_mib": "disk_bytes in MiB",
+    "vertices": RUN_COLUMNS["vertices"],
+    "edges": RUN_COLUMNS["edges"],
+}
+
+
+def compare(rows, cave_system: str):
+    """Per device, graph and system, the mean runtime of the repetitions that ran and CAVE's speedup
+    over it; a system none of whose repetitions ran keeps its status and reason, without times."""
+    import pandas as pd  # noqa: PLC0415
+
+    if rows.empty:
+        return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
+    keys = ["figure", *_COMPARED, "system"]
+    rows = rows.assign(status=rows["status"].fillna("ran"), reason=rows["reason"].replace("", None))
+    table = rows.groupby(keys, dropna=False).agg(
+        repetitions=("runtime_s", "count"), runtime_s=("runtime_s", "mean"), runtime_min_s=("runtime_s", "min"),
+        runtime_max_s=("runtime_s", "max"), peak_bytes=("peak_bytes", "max"), budget_bytes=("budget_bytes", "max"),
+        time_limit_s=("time_limit_s", "max"), status=("status", _status), reason=("reason", "first")).reset_index()
+    table["reason"] = table["reason"].where(table["status"] != "ran", "").fillna("")
+    cave = table[table["system"] == cave_system].set_index(["figure", "device", "dataset"])["runtime_s"]
+    table["cave_system"] = cave_system
+    table["cave_runtime_s"] = [cave.get((f, d, g)) for f, d, g in zip(table["figure"], table["device"],
+                                                                        table["dataset"])]
+    table["speedup"] = table["runtime_s"] / table["cave_runtime_s"]
+    table["speedup_at_least"] = table["speedup"].where(table["status"] != "timed_out",
+                                                       table["time_limit_s"] / table["cave_runtime_s"])
+    table["panel"] = ""
+    order = {name: index for index, name in enumerate([cave_system, *sorted(set(table["system"]) - {cave_system})])}
+    table = table.sort_values(["figure", "device", "graph", "system"], key=lambda c: c.map(order) if c.name == "system"
+                              else c, ignore_index=True)
+    return table[list(COMPARISON_COLUMNS)]
+
+
+def preprocessing(rows):
+    """Table 5.2: per device, graph and system, the median preprocessing time and the files' size."""
+    import pandas as pd  # noqa: PLC0415
+
+    rows = rows[rows["preprocess_s"].notna()]
+    if rows.empty:
+        return pd.DataFrame(columns=list(TABLE_5_2_COLUMNS))
+    table = rows.groupby(["device", "graph", "dataset", "system"], dropna=False).agg(
+        repetitions=("preprocess_s", "size"), preprocess_s=("preprocess_s", "median"),
+        preprocess_min_s=("preprocess_s", "min"), preprocess_max_s=("preprocess_s", "max"),
+        disk_bytes=("disk_bytes", "max"), vertices=("vertices", "max"), edges=("edges", "max")).reset_index()
+    table["disk_mib"] = table["disk_bytes"] / (1 << 20)
+    table["table"] = "table_5_2"
+    return table[list(TABLE_5_2_COLUMNS)]
+
+
+def figure_table(name: str, runs, samples, grids: dict):
+    """(the rows, their documented columns) of the figure CSV `name` (cave.plan.FIGURE_CSVS) from every
+    run and timeline sample of the profile, for its figures' `grids` (cave.plan.figure_grids)."""
+    import pandas as pd  # noqa: PLC0415
+
+    panels = [panel for panel in plan.FIGURE_CSVS[name] if panel in grids]
+    grid = grids[panels[0]]
+    if grid["kind"] == "timeline":
+        return samples[samples["device"].isin(grid["devices"])], TIMELINE_COLUMNS
+    selected = pd.concat([plan.figure_rows(runs, panel, grids[panel]) for panel in panels], ignore_index=True)
+    if grid["kind"] == "comparison":
+        return compare(selected, plan.SYSTEM_OF_VARIANT[grid["variant"]]), COMPARISON_COLUMNS
+    if grid["kind"] == "preprocess":
+        return preprocessing(selected), TABLE_5_2_COLUMNS
+    return summarize(selected, {panel: panel.removeprefix(name) for panel in panels}), FIGURE_COLUMNS

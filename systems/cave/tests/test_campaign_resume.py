@@ -4,14 +4,12 @@ are those of an uninterrupted campaign, in the same order."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from cave import campaign, engine, experiment, plan, reference
 from ssdartifact import config
-from ssdartifact.devices import OpenDevice
 
 
 class Interrupted(Exception):
@@ -19,10 +17,10 @@ class Interrupted(Exception):
 
 
 @pytest.fixture
-def fakes(tmp_path, monkeypatch):
+def fakes(tmp_path, monkeypatch, folder_device):
     """The engine, the reference and the graph preparation replaced by counting fakes; the device
     is a folder."""
-    calls = {"runs": [], "references": [], "opened": 0, "fail_at": None}
+    calls = {"runs": [], "references": [], "fail_at": None}
 
     def prepare_graph(binary, spec, graph_dir):
         path = tmp_path / "graphs" / f"{spec['name']}.cave"
@@ -44,14 +42,8 @@ def fakes(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "run", run)
     monkeypatch.setattr(reference, "run_reference", run_reference)
 
-    @contextmanager
-    def open_device(needed):
-        calls["opened"] += 1
-        folder = tmp_path / "device"
-        folder.mkdir(exist_ok=True)
-        yield OpenDevice("emu-pcie", {"kind": "file"}, folder, folder)
-
-    return calls, open_device
+    open_device, opened = folder_device
+    return calls, open_device, opened
 
 
 def points():
@@ -67,7 +59,7 @@ def campaign_run(tmp_path, open_device, raw="raw", labels=None):
 
 
 def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path, fakes):
-    calls, open_device = fakes
+    calls, open_device, opened = fakes
     assert len(points()) > 6
     whole, _, _ = campaign_run(tmp_path, open_device, raw="uninterrupted")
     measured, references = len(calls["runs"]), len(calls["references"])
@@ -85,13 +77,13 @@ def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path, fakes):
         [{k: v for k, v in row.items() if k != "runtime_s"} for row in whole]
     assert all(path.exists() for path in kept) and len(kept) == len(points())
     # a finished campaign opens no device and measures nothing
-    opened, before = calls["opened"], len(calls["runs"])
+    count, before = opened["count"], len(calls["runs"])
     assert campaign_run(tmp_path, open_device)[0] == rows
-    assert (calls["opened"], len(calls["runs"])) == (opened, before)
+    assert (opened["count"], len(calls["runs"])) == (count, before)
 
 
 def test_kept_points_are_not_reused_under_another_context(tmp_path, fakes):
-    calls, open_device = fakes
+    calls, open_device, opened = fakes
     campaign_run(tmp_path, open_device)
     first = len(calls["runs"])
     campaign_run(tmp_path, open_device, labels={"device_k_r": 16})  # the device's k_r was measured anew
@@ -99,7 +91,7 @@ def test_kept_points_are_not_reused_under_another_context(tmp_path, fakes):
 
 
 def test_a_damaged_kept_point_is_measured_again(tmp_path, fakes):
-    calls, open_device = fakes
+    calls, open_device, opened = fakes
     _, _, kept = campaign_run(tmp_path, open_device)
     first = len(calls["runs"])
     kept[2].write_text('{"rows": [')

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from cave import plan
-from cave.results import FIGURE_COLUMNS, RUN_COLUMNS, summarize
+from cave.results import COMPARISON_COLUMNS, FIGURE_COLUMNS, RUN_COLUMNS, TABLE_5_2_COLUMNS, compare, preprocessing, \
+    summarize
 from ssdartifact import config
 
 EXPERIMENT = config.load("experiments/cave.yaml")
@@ -62,7 +63,7 @@ def test_a_figure_may_use_another_graph_size_and_the_profile_replaces_algorithm_
 @pytest.mark.parametrize("cave, message", [
     (profile(fig_5_8={"devices": ["emu-pcie"]}), "a concurrency figure needs io_threads"),
     (profile(fig_5_6={"devices": ["emu-pcie"]}), "a cache figure needs cache_fractions"),
-    (profile(fig_5_7={"devices": ["emu-pcie"], "io_threads": [1, 2]}), "configs/experiments/cave.yaml has no such"),
+    (profile(fig_5_2={"devices": ["emu-pcie"], "io_threads": [1, 2]}), "configs/experiments/cave.yaml has no such"),
 ])
 def test_incomplete_figures_are_refused_with_the_key_to_fix(cave, message):
     with pytest.raises(plan.PlanError, match=message):
@@ -70,7 +71,7 @@ def test_incomplete_figures_are_refused_with_the_key_to_fix(cave, message):
 
 
 def test_unknown_graphs_and_sizes_name_what_exists():
-    with pytest.raises(plan.PlanError, match="sizes tiny, dense, small, medium, thesis"):
+    with pytest.raises(plan.PlanError, match="sizes tiny, dense, compare, small, medium, thesis"):
         plan.graph_spec(DATASETS, "social", "huge")
     with pytest.raises(plan.PlanError, match="social, road, synthetic"):
         plan.graph_spec(DATASETS, "web", "tiny")
@@ -106,3 +107,98 @@ def test_a_cache_figure_s_lines_vary_the_cache_and_keep_the_reference_apart():
     assert by[("CAVE_blocked", 0.1)].relative_to_best == pytest.approx(1.1)
     reference = out[out["system"] == "in-memory reference (scipy)"]
     assert len(reference) == 1 and reference["relative_to_best"].iloc[0] == 1.0
+
+
+# --------------------------------------------------------------------------- the baselines
+
+
+def test_a_cache_figure_runs_each_baseline_at_every_cache_share_in_their_own_campaign():
+    fractions = [0.05, 0.3]
+    cave = profile(fig_5_6={"devices": ["emu-pcie"], "cache_fractions": fractions, "graphs": ["social"]})
+    ours = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie")
+    theirs = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie", baselines=True)
+    assert {p["kind"] for p in ours} == {"run"} and {p["kind"] for p in theirs} == {"baseline"}
+    assert sorted((p["system"], p["cache_fraction"]) for p in theirs) == \
+        sorted((s, f) for s in ("graphchi", "gridgraph") for f in fractions for _ in range(2))  # 2 repetitions
+    assert {p["io_threads"] for p in theirs} == {"device"} and {p["options"]["source"] for p in theirs} == {0}
+    assert plan.baseline_devices(EXPERIMENT, cave) == ["emu-pcie"]
+    assert plan.baseline_systems(EXPERIMENT, cave) == ["graphchi", "gridgraph"]
+
+
+def test_a_profile_may_run_fewer_baselines_or_none():
+    cave = profile(fig_5_6={"devices": ["emu-pcie"], "cache_fractions": [0.1, 0.3], "baselines": ["gridgraph"]},
+                   fig_5_10={"devices": ["emu-sata"], "cache_fractions": [0.1, 0.3], "baselines": []})
+    assert {p["system"] for p in plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie", baselines=True)} == \
+        {"gridgraph"}
+    assert plan.device_points(EXPERIMENT, cave, DATASETS, "emu-sata", baselines=True) == []
+    assert plan.baseline_devices(EXPERIMENT, cave) == ["emu-pcie"]
+
+
+def test_comparisons_share_their_points_and_table_5_2_adds_cave_s_own_preprocessing():
+    cave = profile(fig_5_1b={"devices": ["emu-pcie"]}, fig_5_9a={"devices": ["emu-pcie"]},
+                   table_5_2={"devices": ["emu-pcie"]})
+    ours = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie")
+    theirs = plan.device_points(EXPERIMENT, cave, DATASETS, "emu-pcie", baselines=True)
+    graphs = EXPERIMENT["figures"]["fig_5_9a"]["graphs"]  # 5.1B's graphs are among them
+    assert len(ours) == len(graphs) * 2 and {p["variant"] for p in ours} == {"blocked"}
+    assert {p["cache_fraction"] for p in ours + [p for p in theirs if p["kind"] == "baseline"]} == {0.03}
+    assert len([p for p in theirs if p["kind"] == "baseline"]) == len(graphs) * 2 * 2
+    assert sorted(p["graph"] for p in theirs if p["kind"] == "preprocess") == ["social", "social"]
+
+
+@pytest.mark.parametrize("figures, message", [
+    ({"fig_5_6": {"devices": ["emu-pcie"], "cache_fractions": [0.1, 0.3], "baselines": ["mosaic"]}},
+     "'mosaic' is not a baseline this artifact runs"),
+    ({"table_5_2": {"devices": ["emu-pcie"], "baselines": []}}, "Table 5.2 needs at least one baseline"),
+])
+def test_unknown_or_missing_baselines_are_refused(figures, message):
+    with pytest.raises(plan.PlanError, match=message):
+        plan.figure_grids(EXPERIMENT, profile(**figures))
+
+
+def baseline(system, graph, runtime, status="ran", repetition=0, fraction=0.03, limit=60.0):
+    row = run(system, 80, fraction, runtime, graph=graph, repetition=repetition)
+    row.update(experiment="baseline", variant=None, status=status, reason="" if status == "ran" else "why",
+               time_limit_s=limit)
+    return row
+
+
+def test_a_comparison_gives_cave_s_speedup_over_each_baseline_and_keeps_why_one_did_not_run():
+    grid = {"kind": "comparison", "devices": ["emu-pcie"], "algorithm": "bfs", "variant": "blocked",
+            "graphs": ["social", "road"], "graph_size": "tiny", "baselines": ["graphchi", "gridgraph"],
+            "cache_fraction": 0.03}
+    runs = pd.DataFrame([run("CAVE_blocked", 80, 0.03, 2.0), run("CAVE_blocked", 80, 0.03, 4.0, repetition=1),
+                         run("CAVE_blocked", 64, 0.03, 1.0),  # a concurrency sweep's point: not 80 = k_r
+                         run("CAVE", 80, 0.03, 1.0),          # the other variant
+                         run("CAVE_blocked", 80, 0.03, 0.5, graph="road"),
+                         baseline("GridGraph", "social", 30.0), baseline("GridGraph", "social", 60.0, repetition=1),
+                         baseline("GraphChi", "social", None, status="timed_out"),
+                         baseline("GraphChi", "road", None, status="cannot_run"),
+                         baseline("GridGraph", "road", 5.0, fraction=0.1),  # another cache share
+                         run("in-memory reference (scipy)", None, None, 0.1)])
+    rows = plan.figure_rows(runs, "fig_5_1b", grid)
+    out = compare(rows, "CAVE_blocked")
+    assert list(out.columns) == list(COMPARISON_COLUMNS)
+    by = {(r.graph, r.system): r for r in out.itertuples()}
+    assert set(by) == {("social", "CAVE_blocked"), ("social", "GridGraph"), ("social", "GraphChi"),
+                       ("road", "CAVE_blocked"), ("road", "GraphChi")}
+    assert by[("social", "CAVE_blocked")].runtime_s == 3.0 and by[("social", "CAVE_blocked")].speedup == 1.0
+    assert by[("social", "GridGraph")].speedup == 15.0 and by[("social", "GridGraph")].repetitions == 2
+    chi = by[("social", "GraphChi")]
+    assert (chi.status, chi.repetitions, chi.speedup_at_least) == ("timed_out", 0, 20.0) and pd.isna(chi.speedup)
+    assert (by[("road", "GraphChi")].status, by[("road", "GraphChi")].reason) == ("cannot_run", "why")
+    assert pd.isna(by[("road", "GraphChi")].speedup_at_least)
+
+
+def test_table_5_2_takes_the_median_preprocessing_of_each_system():
+    grid = {"kind": "preprocess", "devices": ["emu-pcie"], "algorithm": "bfs", "graphs": ["social"],
+            "graph_size": "tiny", "baselines": ["gridgraph"]}
+    rows = [{**run("CAVE", None, None, None, repetition=r), "experiment": "preprocess", "algorithm": None,
+             "preprocess_s": s, "disk_bytes": 100} for r, s in enumerate((1.0, 3.0, 2.0))]
+    rows += [{**baseline("GridGraph", "social", 9.0), "preprocess_s": 4.0, "disk_bytes": 300},
+             {**baseline("GridGraph", "social", 9.0, fraction=0.1), "algorithm": "wcc", "preprocess_s": 8.0}]
+    out = preprocessing(plan.figure_rows(pd.DataFrame(rows), "table_5_2", grid))
+    assert list(out.columns) == list(TABLE_5_2_COLUMNS)
+    by = {r.system: r for r in out.itertuples()}
+    assert (by["CAVE"].preprocess_s, by["CAVE"].repetitions, by["CAVE"].disk_bytes) == (2.0, 3, 100)
+    assert (by["GridGraph"].preprocess_s, by["GridGraph"].disk_bytes) == (4.0, 300)  # its WCC grid left out

@@ -75,3 +75,23 @@ def check_components(system: str, labels: np.ndarray, expected: np.ndarray) -> N
     found = _padded(labels, expected.size, "own id")
     if not np.array_equal(found, expected):
         raise WrongAnswer(f"{system}'s WCC: " + _first_differences(found, expected, "labels"))
+
+
+# PageRank's values are single-precision sums in the baselines (double in the reference): equal within this.
+PAGERANK_RELATIVE_TOLERANCE = 1e-3
+
+
+def check_pagerank(system: str, values: np.ndarray, expected: np.ndarray) -> None:
+    """PageRank values equal the reference's within PAGERANK_RELATIVE_TOLERANCE, vertex by vertex (a
+    vertex above the largest id in an edge, which the system may not number, keeps the start value
+    0.15 + 0.85 x 0)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size > expected.size:
+        raise WrongAnswer(f"{values.size} vertices in {system}'s PageRank, the graph has {expected.size}")
+    found = np.concatenate([values, expected[values.size:]])
+    close = np.isclose(found, expected, rtol=PAGERANK_RELATIVE_TOLERANCE, atol=0)
+    if not close.all():
+        wrong = np.flatnonzero(~close)
+        shown = ", ".join(f"vertex {v}: {found[v]:.6g} instead of {expected[v]:.6g}" for v in wrong[:5])
+        raise WrongAnswer(f"{system}'s PageRank: {wrong.size} of {expected.size} values differ by more than "
+                          f"{PAGERANK_RELATIVE_TOLERANCE:g} of the reference's ({shown})")

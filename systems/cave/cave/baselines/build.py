@@ -30,10 +30,12 @@ DOWNLOADS = BUILD_ROOT / "downloads"
 
 # What each system's Makefile builds for the comparisons, and where the programs land.
 TARGETS = {
-    "graphchi": {"make": ["example_apps/bfs", "example_apps/connectedcomponents"],
-                 "programs": {"bfs": "bin/example_apps/bfs", "wcc": "bin/example_apps/connectedcomponents"}},
-    "gridgraph": {"make": ["bin/preprocess", "bin/bfs", "bin/wcc"],
-                  "programs": {"preprocess": "bin/preprocess", "bfs": "bin/bfs", "wcc": "bin/wcc"}},
+    "graphchi": {"make": ["example_apps/bfs", "example_apps/connectedcomponents", "example_apps/pagerank_cave"],
+                 "programs": {"bfs": "bin/example_apps/bfs", "wcc": "bin/example_apps/connectedcomponents",
+                              "pagerank": "bin/example_apps/pagerank_cave"}},
+    "gridgraph": {"make": ["bin/preprocess", "bin/bfs", "bin/wcc", "bin/pagerank"],
+                  "programs": {"preprocess": "bin/preprocess", "bfs": "bin/bfs", "wcc": "bin/wcc",
+                               "pagerank": "bin/pagerank"}},
 }
 BUILD_TOOLS = ("make", "g++", "patch")
 

@@ -8,20 +8,23 @@ from pathlib import Path
 from ssdartifact import memlimit
 
 from .. import reference
-from . import answers, build, graphchi, gridgraph
+from . import answers, build, edges, graphchi, gridgraph, runner
 
 DRIVERS = {"graphchi": graphchi, "gridgraph": gridgraph}
-ALGORITHMS = ("bfs", "wcc")
+ALGORITHMS = ("bfs", "wcc", "pagerank")
 
 
-def run(system: str, graph: Path, work: Path, *, algorithm: str, root: int = 0, budget_bytes: int, threads: int,
-        timeout_s: float = 600.0, memory_limit: int | None = None, prepare_in: Path | None = None) -> dict:
+def run(system: str, graph: Path, work: Path, *, algorithm: str, root: int = 0, iterations: int = 10,
+        damping: float = 0.85, budget_bytes: int, threads: int, timeout_s: float = 600.0,
+        memory_limit: int | None = None, prepare_in: Path | None = None) -> dict:
     """A row: preprocessing seconds and bytes on disk, the run's wall seconds and the system's own
     reported seconds, and with `memory_limit` (bytes; a system's per-thread I/O buffers come on top)
     how it was enforced and the peak the kernel saw. The measured run starts with none of its files
     in the page cache. Raises answers.WrongAnswer when the answer differs from the reference,
     runner.BudgetExceeded when the system needs more memory than the limit, and runner.CannotRun
     when the system cannot run the case by design (the reason: shown as not run, never timed).
+    The row's `answer` is what the checked answer found (BFS: reached and levels; WCC: components;
+    PageRank, `iterations` of it with damping 0.85: the scores' sum).
 
     `prepare_in` is where the system's files are made when that is not `work` itself but the same
     folder seen another way: an emulated SSD's backing folder, so that preprocessing is not timed
@@ -33,14 +36,20 @@ def run(system: str, graph: Path, work: Path, *, algorithm: str, root: int = 0, 
     for name, value in (("budget_bytes", budget_bytes), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
+    if algorithm == "pagerank" and damping != 0.85:
+        raise runner.CannotRun(f"the baselines' PageRank programs have CAVE's default damping 0.85 built in, "
+                               f"not {damping}")
     a = reference.load_cave(graph)
+    if algorithm == "pagerank" and not edges.symmetric(a):
+        raise runner.CannotRun("PageRank is compared on graphs whose lists are symmetric (CAVE's converted graphs "
+                               "are): the reference's follows each vertex's list, the baselines' their in-edges")
     if not 0 <= root < a.shape[0]:
         raise ValueError(f"root {root} is not a vertex of {graph} ({a.shape[0]} vertices)")
     driver, tree, work = DRIVERS[system], build.build(system), Path(work)
     limits = {"threads": threads, "timeout_s": timeout_s}
     made_in = Path(prepare_in or work)
     if system == "graphchi":
-        prepared = driver.prepare(tree, a, made_in, budget_bytes=budget_bytes, **limits)
+        prepared = driver.prepare(tree, a, made_in, algorithm, budget_bytes=budget_bytes, **limits)
     else:
         prepared = driver.prepare(tree, a, made_in, algorithm, **limits)
     memlimit.evict([made_in])
@@ -55,11 +64,20 @@ def run(system: str, graph: Path, work: Path, *, algorithm: str, root: int = 0, 
             answers.check_levels(system, result["levels"], expected)
         else:
             answers.check_parents(system, result["parents"], a, root, expected)
-    else:
+        answer = {"reached": int((expected >= 0).sum()), "levels": int(expected.max()) + 1}
+    elif algorithm == "wcc":
         result = driver.wcc(tree, work, budget_bytes=budget_bytes, **limits)
-        answers.check_components(system, result["labels"], reference.wcc_labels(a))
+        expected = reference.wcc_labels(a)
+        answers.check_components(system, result["labels"], expected)
+        answer = {"components": len(set(expected.tolist()))}
+    else:  # the damping is CAVE's and the reference's 0.85, built into both programs
+        result = driver.pagerank(tree, work, iterations, budget_bytes=budget_bytes, **limits)
+        expected = reference.pagerank(a, iterations, 0.85)
+        answers.check_pagerank(system, result["values"], expected)
+        answer = {"pagerank_sum": float(expected.sum())}
     return {"system": system, "algorithm": algorithm, "root": root if algorithm == "bfs" else None,
             "vertices": a.shape[0], "edges": a.nnz, "budget_bytes": budget_bytes, "threads": threads,
             "preprocess_s": prepared["preprocess_s"], "disk_bytes": prepared["disk_bytes"],
             "seconds": result["seconds"], "reported_s": result["reported_s"],
-            "memory_limit": result.get("memory_limit", "none"), "peak_bytes": result.get("peak_bytes")}
+            "memory_limit": result.get("memory_limit", "none"), "peak_bytes": result.get("peak_bytes"),
+            "answer": answer}

@@ -1,8 +1,11 @@
 """GraphChi (graphchi-cpp, parallel sliding windows) on a CAVE graph: its edge list is sharded by
 the first run of a program (`prepare`, timed as GraphChi's preprocessing), then BFS (the artifact's
-example_apps/bfs) and connected components (GraphChi's own) run on the shards and leave one uint32
-per vertex in <edge list>.4B.vout: the level (4294967295: not reached), or the smallest vertex id of
-the component (GraphChi's components treat every edge as undirected).
+example_apps/bfs), connected components (GraphChi's own) and PageRank (the artifact's
+example_apps/pagerank_cave) run on the shards and leave one 4-byte value per vertex in
+<edge list>.4B.vout: the level (uint32, 4294967295: not reached), the smallest vertex id of the
+component (uint32; GraphChi's components treat every edge as undirected), or the score (float).
+Shards hold the edges' values: BFS and components share 4-byte ones, PageRank's bulk-synchronous
+engine has 8-byte ones, so it gets shards of its own.
 
 The memory budget is GraphChi's membudget_mb (whole MB, at least 1); it sets the shard count, so
 each budget gets its own shards. GraphChi reads through the page cache (no O_DIRECT)."""
@@ -43,15 +46,17 @@ def _reported_runtime(output: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def prepare(tree: Path, a: sp.csr_matrix, work: Path, *, budget_bytes: int, threads: int, timeout_s: float) -> dict:
-    """The edge list in `work` (emptied first) and its shards for this budget."""
+def prepare(tree: Path, a: sp.csr_matrix, work: Path, algorithm: str, *, budget_bytes: int, threads: int,
+            timeout_s: float) -> dict:
+    """The edge list in `work` (emptied first) and its shards for this budget and algorithm."""
     if a.nnz == a.diagonal().astype(bool).sum():
         raise runner.CannotRun("GraphChi cannot shard a graph without an edge between two vertices "
                                "(its sharder crashes; it drops self-loops)")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     edges.write_text(a, work / EDGE_LIST)
-    ran = _program(tree, "bfs", work, ["root", 0, "niters", 0], budget_bytes=budget_bytes, threads=threads,
+    program = "pagerank" if algorithm == "pagerank" else "bfs"  # no iteration: the shards only
+    ran = _program(tree, program, work, ["niters", 0], budget_bytes=budget_bytes, threads=threads,
                    timeout_s=timeout_s)
     shards = [path for path in work.iterdir() if path.name.startswith(EDGE_LIST + ".") or
               path.name == EDGE_LIST + "_degs.bin"]
@@ -78,3 +83,11 @@ def wcc(tree: Path, work: Path, **limits) -> dict:
     ran = _program(tree, "wcc", work, [], **limits)
     return {"seconds": ran.seconds, "reported_s": _reported_runtime(ran.output), "labels": _vertex_values(work),
             **ran.memory}
+
+
+def pagerank(tree: Path, work: Path, iterations: int, **limits) -> dict:
+    # the bulk-synchronous engine's first iteration only sets every vertex's start value: iterations + 1
+    # of them make `iterations` updates (checked against the reference, which iterates that often)
+    ran = _program(tree, "pagerank", work, ["niters", iterations + 1], **limits)
+    values = np.fromfile(work / f"{EDGE_LIST}.4B.vout", dtype="<f4").astype(np.float64)
+    return {"seconds": ran.seconds, "reported_s": _reported_runtime(ran.output), "values": values, **ran.memory}

@@ -1,8 +1,8 @@
 """GridGraph (2-level hierarchical partitioning, streaming edge blocks) on a CAVE graph: its int32
 edge pairs are preprocessed into a P x P grid (`prepare`, timed as its preprocessing), then its own
-bfs and wcc run on the grid and leave their answers in their vertex arrays' folder (the grid's,
-or one on a file system that can map files): `parent` (int32 per vertex, -1: not reached) and
-`label` (uint32 per vertex, the smallest id of the component).
+bfs, wcc and pagerank run on the grid and leave their answers in their vertex arrays' folder (the
+grid's, or one on a file system that can map files): `parent` (int32 per vertex, -1: not reached),
+`label` (uint32 per vertex, the smallest id of the component) and `pagerank` (float per vertex).
 
 GridGraph's wcc propagates labels from source to target only: it gets the symmetrized graph, which
 is the graph itself when every list is mirrored (CAVE's converted graphs are). The memory budget is
@@ -61,15 +61,30 @@ def _answer_run(tree: Path, work: Path, program: str, arguments: list, *, vertex
     return ran, folder
 
 
+def _vertex_array(work: Path, path: Path, dtype: str) -> np.ndarray:
+    """One value per vertex: a vertex array GridGraph saved through O_DIRECT is padded to whole pages,
+    so it is cut at the grid's vertex count (its `meta`: edge type, vertices, edges, partitions)."""
+    vertices = int((work / "grid" / "meta").read_text().split()[1])
+    return np.fromfile(path, dtype=dtype)[:vertices].astype(np.float64 if dtype == "<f4" else np.int64)
+
+
 def bfs(tree: Path, work: Path, root: int, **limits) -> dict:
     ran, folder = _answer_run(tree, work, "bfs", [root], **limits)
-    parents = np.fromfile(folder / "parent", dtype="<i4").astype(np.int64)
+    parents = _vertex_array(work, folder / "parent", "<i4")
     return {"seconds": ran.seconds, "reported_s": _reported(ran.output, r"vertices from \d+ in ([0-9.]+) seconds"),
             "parents": parents, **ran.memory}
 
 
 def wcc(tree: Path, work: Path, **limits) -> dict:
     ran, folder = _answer_run(tree, work, "wcc", [], **limits)
-    labels = np.fromfile(folder / "label", dtype="<u4").astype(np.int64)
+    labels = _vertex_array(work, folder / "label", "<u4")
     return {"seconds": ran.seconds, "reported_s": _reported(ran.output, r"components found in ([0-9.]+) seconds"),
             "labels": labels, **ran.memory}
+
+
+def pagerank(tree: Path, work: Path, iterations: int, **limits) -> dict:
+    ran, folder = _answer_run(tree, work, "pagerank", [iterations], **limits)
+    values = _vertex_array(work, folder / "pagerank", "<f4")
+    return {"seconds": ran.seconds,
+            "reported_s": _reported(ran.output, r"iterations of pagerank took ([0-9.]+) seconds"),
+            "values": values, **ran.memory}

@@ -26,6 +26,10 @@ class BudgetExceeded(BaselineRunError):
     """The kernel killed the program at its memory limit: it needs more memory than its budget."""
 
 
+class TimedOut(BaselineRunError):
+    """The program ran past its time limit and was stopped."""
+
+
 @dataclass(frozen=True)
 class Ran:
     output: str
@@ -48,7 +52,7 @@ def run(command: list, cwd: Path, *, threads: int, timeout_s: float, env: dict |
             result = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
                                     timeout=timeout_s, preexec_fn=group.join if group else None)
         except subprocess.TimeoutExpired:
-            raise BaselineRunError(f"{name} ran past its {timeout_s:.0f} s limit: {' '.join(command)}") from None
+            raise TimedOut(f"{name} ran past its {timeout_s:.0f} s limit: {' '.join(command)}") from None
         seconds = time.perf_counter() - start
         usage = group.usage() if group else None
     output = result.stdout + result.stderr
