@@ -94,13 +94,16 @@ def test_a_tarball_without_its_top_folder_is_refused(pinned, tmp_path):
 
 
 def test_the_shared_sources_match_their_pins():
-    """The pins of configs/sources.yaml are the tarballs of the shared sources folder (CI has it)."""
+    """The pins of repositories' commits in configs/sources.yaml are the tarballs of the shared
+    sources folder (CI has it; GitHub is not reachable from it). A release's (Spark's, from PyPI,
+    which is) need not be there."""
     folder = sources.local_folder()
     if not folder.is_dir() and not os.environ.get(sources.SOURCES_ENV):
         pytest.skip(f"no local sources folder at {folder}")
     for name in config.load("sources.yaml")["systems"]:
         pin = sources.pin(name)
-        assert sha256_file(folder / pin.archive) == pin.sha256, name
+        if pin.commit or (folder / pin.archive).exists():
+            assert sha256_file(folder / pin.archive) == pin.sha256, name
 
 
 def test_an_unknown_system_is_named():
@@ -128,3 +131,30 @@ def test_a_profile_whose_baselines_have_no_source_is_refused_before_anything_run
     (tmp_path / "build" / "graphchi" / "built.json").write_text("{}")  # built already: no source needed
     assert cave.missing_baseline_sources(profile) == ["no source of gridgraph"]
     assert cave.missing_baseline_sources({"cave": {"graph_size": "tiny", "repetitions": 1, "figures": {}}}) == []
+
+
+def test_a_release_tarball_is_pinned_by_its_address_and_top_folder(tmp_path, monkeypatch):
+    """Spark's release for Python (GraphX) comes from PyPI's address, not from a GitHub commit."""
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    good = tarball(folder / "tool-1.0.tar.gz", "tool-1.0")
+    pin = sources.Pin(name="tool", release_url="https://example.org/files/tool-1.0.tar.gz", top_folder="tool-1.0",
+                      sha256=sha256_file(good), license="MIT")
+    assert (pin.archive, pin.url, pin.what) == ("tool-1.0.tar.gz", "https://example.org/files/tool-1.0.tar.gz",
+                                                "tool-1.0.tar.gz")
+    monkeypatch.setattr(sources, "pin", lambda name: pin)
+    monkeypatch.setenv(sources.SOURCES_ENV, str(folder))
+    tree = sources.unpack("tool", sources.fetch("tool", tmp_path / "downloads", say=lambda _: None), tmp_path / "t")
+    assert tree.name == "tool-1.0" and (tree / "main.cc").is_file()
+
+
+@pytest.mark.parametrize("entry", [
+    {"repository": "a/b", "commit": COMMIT, "release_url": "https://x.org/a.tar.gz", "top_folder": "a"},  # both
+    {"repository": "a/b"},                                     # a repository without its commit
+    {"release_url": "https://x.org/a.tar.gz"},                 # a release without its top folder
+])
+def test_a_pin_is_a_commit_or_a_release_whole(entry):
+    document = {"local_folder": "sources",
+                "systems": {"tool": {**entry, "sha256": "0" * 64, "license": "MIT"}}}
+    with pytest.raises(config.ConfigError):
+        config.validate(document, config.schema_name_for("sources.yaml"), "configs/sources.yaml")

@@ -297,7 +297,8 @@ plot_cave_speedups <- function(d, thesis = NULL) {
     scale_y_continuous(trans = "log10", expand = expansion(mult = c(0.05, 0.15))) +
     facet_wrap(~device_label) +
     labs(x = NULL, y = sprintf("Speedup of %s (x)", unique(d$cave_system)[1])) +
-    theme_thesis() + theme(axis.text.x = element_text(size = 6.5))
+    # the systems' legend above the bounds' (measured, or at least), each on a line of its own
+    theme_thesis() + theme(axis.text.x = element_text(size = 6.5), legend.box = "vertical")
   if (nrow(failed) > 0) {
     p <- p + geom_text(data = failed, aes(graph_label, 1, label = paste(system, gsub("_", " ", status))),
                        inherit.aes = FALSE, angle = 90, hjust = -0.1, size = 2.2, colour = "grey30")

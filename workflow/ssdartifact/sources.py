@@ -1,12 +1,13 @@
-"""The external systems' sources, pinned in configs/sources.yaml by repository, commit and sha256.
+"""The external systems' sources, pinned in configs/sources.yaml by sha256: a repository's commit
+(GitHub's `git archive` of it) or a release tarball at its address (Spark's, on PyPI).
 
     tarball = sources.fetch("graphchi", downloads)   # a verified <repo>-<commit>.tar.gz
     tree = sources.unpack("graphchi", tarball, into)  # into/<repo>-<commit>/
 
-A tarball is used only when its sha256 is the pinned one, wherever it came from: GitHub's archive
-of the commit when GitHub is reachable, otherwise the local folder of tarballs (the environment's
-SSD_SOURCES, else the file's `local_folder`). A tarball with another sha256 is never kept, so
-nothing unpinned or unverified is ever built.
+A tarball is used only when its sha256 is the pinned one, wherever it came from: its address (the
+commit's archive on GitHub, or the release's) when that is reachable, otherwise the local folder
+of tarballs (the environment's SSD_SOURCES, else the file's `local_folder`). A tarball with
+another sha256 is never kept, so nothing unpinned or unverified is ever built.
 """
 
 from __future__ import annotations
@@ -36,22 +37,28 @@ class SourceError(RuntimeError):
 @dataclass(frozen=True)
 class Pin:
     name: str
-    repository: str
-    commit: str
     sha256: str
     license: str
+    repository: str | None = None   # owner/name on GitHub, with `commit`: the commit's `git archive`
+    commit: str | None = None
+    release_url: str | None = None  # or a release's tarball, whose top folder is `top_folder`
+    top_folder: str | None = None
 
     @property
     def top_directory(self) -> str:
-        return f"{self.repository.split('/')[1]}-{self.commit}"
+        return self.top_folder or f"{self.repository.split('/')[1]}-{self.commit}"
 
     @property
     def archive(self) -> str:
-        return f"{self.top_directory}.tar.gz"
+        return self.release_url.rsplit("/", 1)[1] if self.release_url else f"{self.top_directory}.tar.gz"
 
     @property
     def url(self) -> str:
-        return ARCHIVE_URL.format(repository=self.repository, commit=self.commit)
+        return self.release_url or ARCHIVE_URL.format(repository=self.repository, commit=self.commit)
+
+    @property
+    def what(self) -> str:
+        return f"{self.repository} at {self.commit[:12]}" if self.commit else self.archive
 
 
 def pin(name: str) -> Pin:
@@ -82,7 +89,7 @@ def where_from(name: str, downloads: Path) -> tuple[str | None, str]:
             return wanted.url, ""
     except (urllib.error.URLError, OSError) as error:
         tried.append(f"{wanted.url}: {getattr(error, 'reason', error)}")
-    return None, (f"no source of {name} ({wanted.repository} at {wanted.commit[:12]}): " + "; ".join(tried) +
+    return None, (f"no source of {name} ({wanted.what}): " + "; ".join(tried) +
                   f". Put {wanted.archive} in a folder and point {SOURCES_ENV} at it, or set local_folder in "
                   "configs/sources.yaml")
 
@@ -119,9 +126,10 @@ def fetch(name: str, downloads: Path, say=print) -> Path:
             os.replace(candidate, target)
             return target
     raise SourceError(
-        f"no source of {name} ({wanted.repository} at {wanted.commit[:12]}) with the pinned sha256 "
+        f"no source of {name} ({wanted.what}) with the pinned sha256 "
         f"{wanted.sha256[:16]}…: " + "; ".join(tried) +
-        f". Put {wanted.archive} (the commit's `git archive`, as GitHub serves it) in a folder and point "
+        f". Put {wanted.archive} (" + ("the commit's `git archive`, as GitHub serves it" if wanted.commit
+                                     else f"from {wanted.url}") + f") in a folder and point "
         f"{SOURCES_ENV} at it, or set local_folder in configs/sources.yaml.")
 
 

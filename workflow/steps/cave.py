@@ -112,9 +112,19 @@ def missing_baseline_sources(profile: dict) -> list[str]:
     return missing
 
 
-@in_image("cave")
 def build_cave_baseline(*, system: str, record: str, log: str) -> None:
-    """One baseline built from its pinned source with its patch series (cave.baselines.build)."""
+    """One baseline built from its pinned source with its patch series (cave.baselines.build). The
+    source is fetched here, on the host, first: in docker mode the build's container has no network
+    (and sees no SSD_SOURCES folder), and finds it in the build's downloads folder."""
+    try:
+        sources.fetch(system, baseline_build.DOWNLOADS, say=lambda message: print(message, file=sys.stderr, flush=True))
+    except sources.SourceError as error:
+        raise StepFailed(str(error)) from None
+    build_cave_baseline_from_its_download(system=system, record=record, log=log)
+
+
+@in_image("cave")
+def build_cave_baseline_from_its_download(*, system: str, record: str, log: str) -> None:
     try:
         baseline_build.build(system, progress=lambda message: print(message, file=sys.stderr, flush=True))
     except (baseline_build.BaselineBuildError, sources.SourceError) as error:

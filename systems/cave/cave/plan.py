@@ -9,7 +9,7 @@ A point is one run on one device: a graph (a spec for experiment.prepare_graph),
 a variant, a number of concurrent I/Os ("device" until the device's k_r is known) and a cache
 share. Points that several figures share (Figures 5.5 and 5.8 are the same BFS runs) run once.
 
-The baselines (GraphChi, GridGraph: cave.baselines) have points of their own, planned here and run
+The baselines (GraphChi, GridGraph; GraphX for WCC: cave.baselines) have points of their own, planned here and run
 by their own campaign (cave.baselines.campaign), which `device_points(..., baselines=True)` lists:
 a cache figure that names `baselines` runs each of them at every cache share, a comparison figure
 (5.1B, 5.9A, 5.11) runs CAVE and each baseline at the default share, and Table 5.2 times each
@@ -31,7 +31,8 @@ FIGURE_CSVS = {"fig_5_5": ["fig_5_5"], "fig_5_8": ["fig_5_8"], "fig_5_13": ["fig
                "fig_5_12": ["fig_5_12"], "fig_5_1b": ["fig_5_1b"], "fig_5_9a": ["fig_5_9a"], "fig_5_11": ["fig_5_11"],
                "table_5_2": ["table_5_2"]}
 # The baselines' names in the rows and figures (cave.baselines.case.DRIVERS's keys here), and CAVE's.
-BASELINE_NAMES = {"graphchi": "GraphChi", "gridgraph": "GridGraph"}
+BASELINE_NAMES = {"graphchi": "GraphChi", "gridgraph": "GridGraph", "graphx": "GraphX"}
+IN_MEMORY_WCC_ONLY = ("graphx",)  # as the thesis ran GraphX: Figure 5.11B only (cave.baselines.graphx)
 SYSTEM_OF_VARIANT = {"nonblocked": "CAVE", "blocked": "CAVE_blocked"}
 
 
@@ -58,6 +59,11 @@ def figure_grids(experiment: dict, profile_cave: dict) -> dict[str, dict]:
         if unknown:
             raise PlanError(f"cave.figures.{figure}.baselines: {', '.join(map(repr, unknown))} is not a baseline "
                             f"this artifact runs ({', '.join(BASELINE_NAMES)})")
+        wcc_only = [name for name in grid.get("baselines", []) if name in IN_MEMORY_WCC_ONLY]
+        if wcc_only and (grid["algorithm"] != "wcc" or kind != "comparison"):
+            raise PlanError(f"cave.figures.{figure}.baselines: {', '.join(wcc_only)} runs in the comparisons of WCC "
+                            "only (Figure 5.11), as the thesis ran it, not in a figure of "
+                            f"{grid['algorithm']} ({kind})")
         if kind == "preprocess" and not grid.get("baselines"):
             raise PlanError(f"cave.figures.{figure}: Table 5.2 needs at least one baseline to compare with")
         grids[figure] = grid

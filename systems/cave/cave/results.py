@@ -13,7 +13,7 @@ _ENGINE = {
                   "system's run) or preprocess (CAVE's conversion of the baselines' edge list, timed for Table 5.2)",
     "dataset": "the graph and its size, e.g. social-small (configs/datasets.yaml)",
     "system": "CAVE (non-blocked), CAVE_blocked, the in-memory reference (scipy, the whole graph in memory), "
-              "GraphChi or GridGraph (cave.baselines)",
+              "GraphChi, GridGraph or GraphX (cave.baselines)",
     "algorithm": "bfs, wcc, pagerank, randomwalk or dfs",
     "variant": "nonblocked or blocked (NA for the reference)",
     "device": "the declared device (configs/devices.yaml) that held the graph",
@@ -62,9 +62,10 @@ _BASELINE = {
     "reason": "why a baseline did not run (empty when it ran)",
     "budget_bytes": "a baseline's memory budget: its cache share of CAVE's file (its own cache or buffers)",
     "memory_limit": "how the memory limit (the budget plus configs/experiments/cave.yaml's baselines.allowance_mib "
-                    "and per-thread buffers) was enforced, page cache included",
+                    "and per-thread buffers) was enforced, page cache included (GraphX: none, in memory)",
     "peak_bytes": "the largest memory use (page cache included) the limit's cgroup saw",
-    "reported_s": "the runtime the baseline itself reports (GraphChi: runtime; GridGraph: its printed seconds)",
+    "reported_s": "the runtime the baseline itself reports (GraphChi: runtime; GridGraph: its printed "
+                  "seconds; GraphX: the job's whole process, the JVM's and Spark's start included)",
     "preprocess_s": "seconds to convert the graph into the system's own format (Table 5.2); not through the "
                     "device's model",
     "disk_bytes": "bytes of the system's converted files (Table 5.2)",

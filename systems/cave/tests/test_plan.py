@@ -134,6 +134,14 @@ def test_a_profile_may_run_fewer_baselines_or_none():
     assert plan.baseline_devices(EXPERIMENT, cave) == ["emu-pcie"]
 
 
+def test_graphx_runs_wcc_in_figure_5_11_beside_the_out_of_core_baselines():
+    theirs = plan.device_points(EXPERIMENT, profile(fig_5_11={"devices": ["emu-pcie"]}), DATASETS, "emu-pcie",
+                                baselines=True)
+    graphs = EXPERIMENT["figures"]["fig_5_11"]["graphs"]
+    assert {p["system"] for p in theirs if p["graph"] == graphs[0]} == {"graphchi", "graphx", "gridgraph"}
+    assert {p["algorithm"] for p in theirs} == {"wcc"} and {p["graph"] for p in theirs} == set(graphs)
+
+
 def test_comparisons_share_their_points_and_table_5_2_adds_cave_s_own_preprocessing():
     cave = profile(fig_5_1b={"devices": ["emu-pcie"]}, fig_5_9a={"devices": ["emu-pcie"]},
                    table_5_2={"devices": ["emu-pcie"]})
@@ -150,6 +158,9 @@ def test_comparisons_share_their_points_and_table_5_2_adds_cave_s_own_preprocess
     ({"fig_5_6": {"devices": ["emu-pcie"], "cache_fractions": [0.1, 0.3], "baselines": ["mosaic"]}},
      "'mosaic' is not a baseline this artifact runs"),
     ({"table_5_2": {"devices": ["emu-pcie"], "baselines": []}}, "Table 5.2 needs at least one baseline"),
+    ({"fig_5_10": {"devices": ["emu-pcie"], "cache_fractions": [0.1], "baselines": ["graphx"]}},
+     "graphx runs in the comparisons of WCC only .Figure 5.11., as the thesis ran it, not in a figure of wcc .cache."),
+    ({"fig_5_1b": {"devices": ["emu-pcie"], "baselines": ["gridgraph", "graphx"]}}, "not in a figure of bfs"),
 ])
 def test_unknown_or_missing_baselines_are_refused(figures, message):
     with pytest.raises(plan.PlanError, match=message):

@@ -5,9 +5,10 @@
 
 Each system's source is the tarball pinned in configs/sources.yaml (ssdartifact.sources: fetched and
 sha256-checked), patched with the series in systems/cave/baselines/<system>/ (patch -p1, in the order
-of its `series` file) and built with the system's own Makefile. <key> hashes the tarball, the patches,
-the make targets and the compiler; a finished build has a `built.json`, and a build without one
-(interrupted) starts over.
+of its `series` file) and built with the system's own Makefile; GraphX's (Spark's release for
+Python) is used in place, with Java 17 or later. <key> hashes the tarball, the patches, the make
+targets and the toolchain (the compiler, or Java); a finished build has a `built.json`, and a build
+without one (interrupted) starts over.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,8 +38,10 @@ TARGETS = {
     "gridgraph": {"make": ["bin/preprocess", "bin/bfs", "bin/wcc", "bin/pagerank"],
                   "programs": {"preprocess": "bin/preprocess", "bfs": "bin/bfs", "wcc": "bin/wcc",
                                "pagerank": "bin/pagerank"}},
+    "graphx": {"make": [], "programs": {"spark-submit": "deps/bin/spark-submit"}},  # nothing to compile
 }
-BUILD_TOOLS = ("make", "g++", "patch")
+BUILD_TOOLS = {"graphchi": ("make", "g++", "patch"), "gridgraph": ("make", "g++", "patch"), "graphx": ("java",)}
+JAVA_AT_LEAST = 17  # Spark 4's minimum
 
 
 class BaselineBuildError(RuntimeError):
@@ -56,8 +60,26 @@ def build_key(system: str) -> str:
     for patch in patch_series(system):
         digest.update(patch.name.encode() + b"\0" + patch.read_bytes())
     runtime = os.environ.get(RUNTIME_ENV, "native").split("@")[0]  # a container image builds its own
-    digest.update(json.dumps([TARGETS[system], native.compiler_version("g++"), runtime]).encode())
+    digest.update(json.dumps([TARGETS[system], toolchain(system), runtime]).encode())
     return digest.hexdigest()[:12]
+
+
+def toolchain(system: str) -> str:
+    """What builds or runs the system, as its first line of --version: g++, or Java for GraphX."""
+    if "java" not in BUILD_TOOLS[system]:
+        return native.compiler_version("g++")
+    if shutil.which("java") is None:
+        return "no java"
+    shown = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    return (shown.stderr or shown.stdout).splitlines()[0] if (shown.stderr or shown.stdout) else "unknown java"
+
+
+def _check_java() -> None:
+    java = toolchain("graphx")
+    found = re.search(r'version "(\d+)', java)
+    if not found or int(found.group(1)) < JAVA_AT_LEAST:
+        raise BaselineBuildError(f"GraphX (Spark 4) needs Java {JAVA_AT_LEAST} or later; found {java!r}: "
+                                 "run `make setup` (Debian's openjdk-17-jre-headless)")
 
 
 def build_dir(system: str) -> Path:
@@ -70,9 +92,11 @@ def programs(system: str, tree: Path) -> dict[str, Path]:
 
 def build(system: str, progress=None) -> Path:
     """The patched, built source tree of `system` (built now unless a finished build exists)."""
-    missing = [tool for tool in BUILD_TOOLS if shutil.which(tool) is None]
+    missing = [tool for tool in BUILD_TOOLS.get(system, ()) if shutil.which(tool) is None]
     if missing:
         raise BaselineBuildError(f"building {system} needs {', '.join(missing)}: run `make setup`")
+    if system == "graphx":
+        _check_java()
     say = progress or (lambda message: print(f"baselines: {message}", file=sys.stderr, flush=True))
     directory = build_dir(system)
     with native.locked(directory):
@@ -88,14 +112,16 @@ def build(system: str, progress=None) -> Path:
         with open(directory / "build.log", "w") as log:
             for patch in patch_series(system):
                 _run(["patch", "-p1", "--batch", "--forward", "--quiet", "-i", str(patch)], tree, log)
-            _run(["make", "-j2", *TARGETS[system]["make"]], tree, log)
+            if TARGETS[system]["make"]:
+                _run(["make", "-j2", *TARGETS[system]["make"]], tree, log)
         absent = [str(path) for path in programs(system, tree).values() if not path.is_file()]
         if absent:
             raise BaselineBuildError(f"{system}'s make left no {', '.join(absent)}")
         pin = sources.pin(system)
-        record = {"system": system, "key": build_key(system), "repository": pin.repository, "commit": pin.commit,
-                  "source_sha256": pin.sha256, "patches": {p.name: files.sha256_file(p) for p in patch_series(system)},
-                  "targets": TARGETS[system]["make"], "compiler": native.compiler_version("g++")}
+        record = {"system": system, "key": build_key(system), "source": pin.url, "repository": pin.repository,
+                  "commit": pin.commit, "source_sha256": pin.sha256,
+                  "patches": {p.name: files.sha256_file(p) for p in patch_series(system)},
+                  "targets": TARGETS[system]["make"], "toolchain": toolchain(system)}
         files.atomic_write_text(directory / "built.json", json.dumps(record, indent=2) + "\n")
         return tree
 
