@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,53 @@ def test_in_a_container_a_step_that_may_mount_holds_a_process_to_its_limit():
     assert (returncode, int(kills) >= 1) == ("-9", True), outputs[0]
     assert "the container's hierarchy, mounted writable by the step" in enforcement
     assert outputs[1].startswith("unavailable:") and "--cap-add SYS_ADMIN" in outputs[1]
+
+
+class FakeV2:
+    """A cgroup v2 directory tree that answers writes as the kernel does where it matters here: a
+    group holding processes refuses to give its children a controller (EBUSY), and a pid written to
+    a group's cgroup.procs leaves the group it was in."""
+
+    def __init__(self, root, pids):
+        self.root = root
+        (root / "cgroup.subtree_control").write_text("")
+        (root / "cgroup.procs").write_text("\n".join(pids) + "\n")
+
+    def write(self, path, text):
+        import errno
+
+        if path.name == "cgroup.subtree_control" and (path.parent / "cgroup.procs").read_text().split():
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        if path.name == "cgroup.procs":
+            for holder in self.root.rglob("cgroup.procs"):
+                holder.write_text("\n".join(p for p in holder.read_text().split() if p != text) + "\n")
+            path.write_text(path.read_text() + text + "\n" if path.exists() else text + "\n")
+            return
+        path.write_text(text)
+
+
+@pytest.mark.parametrize("in_container", [True, False])
+def test_on_cgroup_v2_a_containers_processes_move_to_a_leaf_and_nothing_else_moves(tmp_path, monkeypatch,
+                                                                                   in_container):
+    fake = FakeV2(tmp_path, ["1", "7", "42"])
+    monkeypatch.setattr(memlimit, "_write", fake.write)
+    monkeypatch.setattr(memlimit, "_version", lambda: 2)
+    monkeypatch.setattr(memlimit, "_writable_parent", lambda version: (tmp_path, in_container))
+    group = memlimit.MemoryCgroup(16 << 20, "leaf")
+    if not in_container:  # a login session's group: its processes stay where they are
+        with pytest.raises(memlimit.LimitUnavailable, match="Device or resource busy"):
+            group.__enter__()
+        assert (tmp_path / "cgroup.procs").read_text().split() == ["1", "7", "42"]
+        return
+    group.__enter__()
+    assert (tmp_path / "cgroup.procs").read_text().split() == []
+    assert (tmp_path / memlimit.LEAF / "cgroup.procs").read_text().split() == ["1", "7", "42"]
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory"
+    assert (group.path / "memory.max").read_text() == str(16 << 20)
+
+
+def test_a_later_group_is_made_beside_the_leaf_not_inside_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(memlimit, "CGROUP_ROOT", tmp_path / "read-only-view-absent")
+    monkeypatch.setattr(memlimit, "_own_group", lambda version: Path(memlimit.LEAF))
+    monkeypatch.setitem(memlimit._MOUNTED, 2, tmp_path)
+    assert memlimit._writable_parent(2) == (tmp_path, True)

@@ -15,11 +15,17 @@ not charged again: `evict` drops a file's cached pages before a measured run.
 In a container (a step in docker mode) the memory hierarchy is mounted read-only: a process that
 may mount (CAP_SYS_ADMIN, which the steps that mount an emulated SSD have) mounts a writable view
 of it in a private folder of its own, once, and makes its groups there (`enforcement` says so).
+On a cgroup v2 host that view is the container's own group, which holds the container's
+processes, and v2 gives no controller to the children of a group with processes of its own: the
+container's processes move into a leaf group first (`LEAF`), as docker-in-docker does. Outside a
+container the process's own group is left as it is, and a group that holds other processes (a
+login session's) is refused with the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -29,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+LEAF = "ssd-artifact-processes"  # where a container's processes move on cgroup v2 (module notes)
 _MOUNTED: dict[int, Path] = {}  # this process's own writable view of the hierarchy, by cgroup version
 
 
@@ -64,6 +71,8 @@ def _writable_parent(version: int) -> tuple[Path, bool]:
     """This process's own memory group, where a child group can be made, and whether this process
     mounted the view of the hierarchy it is in (a container's read-only one: see the module's notes)."""
     own = _own_group(version)
+    if version == 2 and own.name == LEAF:  # moved there by this process's first group (LEAF)
+        own = own.parent
     base = CGROUP_ROOT / "memory" if version == 1 else CGROUP_ROOT
     if (base / own).is_dir() and os.access(base / own, os.W_OK):
         return base / own, False
@@ -127,8 +136,20 @@ class MemoryCgroup:
 
     def _enable_v2_memory(self) -> None:
         control = self.parent / "cgroup.subtree_control"
-        if "memory" not in control.read_text().split():
-            control.write_text("+memory")  # EBUSY when the group holds processes itself (v2's no-internal-processes)
+        if "memory" in control.read_text().split():
+            return
+        try:
+            _write(control, "+memory")
+        except OSError as error:
+            # EBUSY: the group holds processes itself (v2's no-internal-processes rule)
+            if error.errno != errno.EBUSY or not self.mounted_here:
+                raise
+            leaf = self.parent / LEAF
+            leaf.mkdir(exist_ok=True)
+            for pid in (self.parent / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):  # one that ended meanwhile
+                    _write(leaf / "cgroup.procs", pid)
+            _write(control, "+memory")
 
     def join(self) -> None:
         """Move the calling process into the group (a child's preexec_fn: before it executes the program)."""
@@ -164,6 +185,12 @@ class MemoryCgroup:
             except OSError:
                 time.sleep(0.02)
         raise RuntimeError(f"could not remove the memory cgroup {self.path}")
+
+
+def _write(path: Path, text: str) -> None:
+    """One write to a cgroup file (the kernel answers each write: EBUSY, ESRCH)."""
+    with open(path, "w") as handle:
+        handle.write(text)
 
 
 def _field(path: Path, name: str) -> int:

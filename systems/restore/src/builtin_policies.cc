@@ -1,5 +1,6 @@
 // The policies of thesis Chapter 6 (policy.h): Static, the score policies (tLFU, tLRU, LRFU,
 // EXD), TEMP and ReStore, and their names.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -167,8 +168,12 @@ void RestorePolicy::td_step(uint64_t now, QueueProbe& probe) {
 void RestorePolicy::observe(int tier, double response_us, uint64_t now) {
   Agent& a = agents_[static_cast<size_t>(tier)];
   if (!a.started) return;
-  // R_n = (1/X_n) sum r_i e^{-beta (t_{n,i} - t_n)}, times in TD steps.
-  const double elapsed = static_cast<double>(now - a.since) / rl_.step;
+  // R_n = (1/X_n) sum r_i e^{-beta (t_{n,i} - t_n)}, times in TD steps; t_{n,i} is when the response
+  // is observed (`now`), never before s_n began: a response observed at the step that began s_n
+  // counts whole. (In unsigned arithmetic an earlier `now` would wrap to a weight of 0 while
+  // still counting in X_n, biasing R_n low: the emulator once passed the request's issue index.)
+  const uint64_t at = std::max(now, a.since);
+  const double elapsed = static_cast<double>(at - a.since) / rl_.step;
   a.reward_sum += response_us * std::exp(-rl_.td.beta * elapsed);
   a.reward_n++;
 }

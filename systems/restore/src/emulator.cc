@@ -176,10 +176,13 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
   const double mean_gap_us = config.rate_per_s > 0 ? 1e6 / config.rate_per_s : 0;
   const uint64_t limit = config.arrival == Arrival::kClosed ? config.clients : 0;
 
-  auto absorb = [&](const std::vector<Completion>& done) {
+  // A completion is observed when it is absorbed, before request `now` is issued: the policy sees
+  // the response then (its reward's time), not at the request's own issue index, which may
+  // precede the policy's current TD state.
+  auto absorb = [&](const std::vector<Completion>& done, uint64_t now) {
     for (const Completion& c : done) {
       s.latency_sum_us += c.latency_us;
-      policy->observe(c.tier, c.latency_us, c.index);
+      policy->observe(c.tier, c.latency_us, now);
     }
   };
   std::vector<Move> moves;
@@ -193,7 +196,7 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
           start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(arrival_us)));
     }
     const auto t0 = Clock::now();
-    absorb(emu.wait_below(limit));
+    absorb(emu.wait_below(limit), r);
     uint32_t page;
     Op op;
     workload.next(&page, &op);
@@ -223,7 +226,7 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
   }
   emu.drain();
   const auto end = Clock::now();
-  absorb(emu.wait_below(0));
+  absorb(emu.wait_below(0), n);
   s.requests = n;
   s.data_access_us = std::chrono::duration<double, std::micro>(end - start).count();
   s.policy_ns = policy_ns;

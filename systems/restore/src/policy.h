@@ -63,7 +63,9 @@ class Policy {
   // One request at request index `now` (0-based, increasing). The page's tier is tier_of(page)
   // before the call; migrations the policy makes are appended to `moves` (promotion first).
   virtual void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) = 0;
-  // The response time of a request served by `tier` that arrived at request index `now`.
+  // The response time of a request served by `tier`, observed at request index `now`: in the
+  // simulator the request's own index (its response is known at once), in the emulator the index
+  // of the request about to be issued when its completion is absorbed (never earlier than its own).
   virtual void observe(int /*tier*/, double /*response_us*/, uint64_t /*now*/) {}
   // Bytes of the policy's data structures (placement included).
   virtual size_t memory_bytes() const;

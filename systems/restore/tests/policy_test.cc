@@ -309,3 +309,28 @@ TEST(Restore, Eq64WeightsEachTiersValueByItsMeanTemperature) {
   EXPECT_EQ(run(RlParams::Decision::kTotal).size(), 1u);
   EXPECT_EQ(run(RlParams::Decision::kPlain).size(), 1u);
 }
+
+TEST(Restore, AResponseIssuedBeforeTheStateBeganCountsWholeNotAsZero) {
+  // The reward R_n averages the responses observed in state s_n, each weighted by how long after
+  // s_n began it was observed. A response stamped before s_n began (the emulator stamped
+  // completions with their request's issue index) once wrapped in unsigned arithmetic to a weight
+  // of 0 while still counting in X_n, biasing R_n low; it counts whole now.
+  PolicyParams p;
+  p.rl.epsilon = {0.0, 0.0};
+  RestorePolicy policy(tiers({3, 4, 20}), 20, p);
+  std::vector<uint8_t> place(20, 2);
+  place[0] = 0;
+  place[1] = 1;
+  policy.place(place);
+  NoQueue q;
+  std::vector<Move> moves;
+  const uint64_t step = p.rl.step;
+  policy.access(5, Op::kRead, 0, q, moves);     // the first TD step: s_0 begins at 0
+  policy.observe(1, 50.0, 10);                  // a response in s_0 (without one, s_0 goes on)
+  policy.access(5, Op::kRead, step, q, moves);  // the TD update: s_1 begins at `step`
+  ASSERT_EQ(policy.agent(1).since, step);
+  policy.observe(1, 50.0, step - 1);  // issued (stamped) just before s_1 began
+  policy.observe(1, 50.0, step);      // observed as s_1 began
+  EXPECT_EQ(policy.agent(1).reward_n, 2u);
+  EXPECT_DOUBLE_EQ(policy.agent(1).reward_sum, 100.0);
+}
