@@ -65,6 +65,9 @@ def test_compare(curve):
     assert claims.check_compare(frames, {**empty, "if_none": "nothing ran"}).status == claims.NOT_RUN
     with pytest.raises(ValueError, match="the selection is empty"):  # without if_none: an error, never a pass
         claims.check_compare(frames, empty)
+    zero = {"a.csv": curve.assign(speedup=curve["speedup"].where(curve["alpha"] != 1, 0.0))}
+    with pytest.raises(ValueError, match=r"right side \(speedup, mean\) is 0"):  # not an infinite ratio that passes
+        claims.check_compare(zero, check)
 
 
 def test_influence():

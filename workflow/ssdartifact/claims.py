@@ -132,7 +132,10 @@ def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
         return Outcome(NOT_RUN, "", check["if_none"])
     left, right = (_aggregate(rows, spec["column"], spec.get("aggregate", "mean"))
                    for rows, spec in zip(sides, (check["left"], check["right"])))
-    ratio = left / right if right else math.inf
+    if right == 0:  # an infinite ratio would pass any minimum whatever the left side: never a verdict
+        raise ValueError(f"the right side ({check['right']['column']}, {check['right'].get('aggregate', 'mean')}) "
+                         f"is 0, so left / right is undefined")
+    ratio = left / right
     strict = check.get("strict", True)
     minimum = check.get("min_ratio", None if "max_ratio" in check else 1.0)
     maximum = check.get("max_ratio")

@@ -109,8 +109,8 @@ def convert_snia(src, dst, page_size: int = PAGE_SIZE) -> dict:
         for n, cells in enumerate(csv.reader(handle), 1):
             if not cells or cells[0].startswith("#"):
                 continue
-            if n == 1 and not cells[0].strip().isdigit():
-                continue  # a header line
+            if n == 1 and [c.strip().lower() for c in cells[:6]] == SNIA_HEADER:
+                continue  # a header line, by its names only
             if len(cells) < 6:
                 raise TraceFormatError(f"{src}:{n}: expected Timestamp,Hostname,DiskNumber,Type,Offset,Size"
                                        f"[,ResponseTime], got {len(cells)} fields")
@@ -143,14 +143,28 @@ def convert_thesios(src, dst, page_size: int = PAGE_SIZE) -> dict:
     return out.close()
 
 
+# The page trace's header, by exact name only (restore-sim's read_trace accepts the same).
+PAGE_TRACE_HEADERS = ("page,op", "page,op,timestamp")
+SNIA_HEADER = ["timestamp", "hostname", "disknumber", "type", "offset", "size"]
+
+
 def read_page_trace(path):
-    """Yields (page, op) of a page trace."""
+    """Yields (page, op) of a page trace; a line that is not `page,op[,timestamp]` (or the header,
+    as the first line) is an error naming it."""
     with open(path) as handle:
+        first = True
         for n, line in enumerate(handle, 1):
             line = line.strip()
-            if not line or line.startswith("#") or (n == 1 and not line[0].isdigit()):
+            if not line or line.startswith("#"):
                 continue
+            if first:
+                first = False
+                if line in PAGE_TRACE_HEADERS:
+                    continue
             cells = line.split(",")
+            if len(cells) not in (2, 3) or not cells[0].isdigit() or cells[1].upper() not in ("R", "W"):
+                raise TraceFormatError(f"{path}:{n}: expected page,op[,timestamp] (page a whole number, op R or W; "
+                                       f"a header only as {' or '.join(PAGE_TRACE_HEADERS)}), got {line!r}")
             yield int(cells[0]), cells[1].upper()
 
 

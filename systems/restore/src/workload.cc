@@ -230,15 +230,22 @@ Trace read_trace(const std::string& path) {
   std::string line;
   uint64_t line_no = 0;
   uint64_t max_page = 0;
-  bool any = false;
+  bool any = false, first = true;
   while (std::getline(in, line)) {
     line_no++;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
+    // The header by its exact names only, on the first line that is not a comment: anything else
+    // is a request, checked (a first line "-1,R" is an error, not a header).
+    if (first) {
+      first = false;
+      if (line == "page,op" || line == "page,op,timestamp") continue;
+    }
+    if (std::count(line.begin(), line.end(), ',') > 2)
+      throw std::runtime_error(path + ":" + std::to_string(line_no) +
+                               ": expected page,op[,timestamp], got more fields: '" + line + "'");
     size_t c1 = line.find(',');
     std::string page_text = line.substr(0, c1);
-    if (line_no == 1 && !page_text.empty() && !std::isdigit(static_cast<unsigned char>(page_text[0])))
-      continue;  // header
     uint64_t page = 0;
     std::string op_text = c1 == std::string::npos ? "" : line.substr(c1 + 1, line.find(',', c1 + 1) - c1 - 1);
     if (!parse_uint(page_text, &page) || page >= (1ULL << 31))

@@ -87,3 +87,30 @@ def test_converted_trace_runs_in_the_simulator(binary, tmp_path):
     assert [r["requests"] for r in rows] == [400] * 3
     assert rows[0]["pages"] == 40 and rows[0]["workload"] == "pg.csv"
     assert rows[0]["read_pct"] == pytest.approx(100 * 266 / 400)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("-1,R\n0,R\n", 1),                 # not a header: a page that is not a whole number
+    ("Page,Op\n0,R\n", 1),              # a header only by its exact names
+    ("page,op\n0,R,5,junk\n", 2),       # no field after the timestamp
+    ("page,op\n0,X\n", 2),
+    ("0,R\npage,op\n", 2),              # a header only first
+])
+def test_a_page_trace_line_that_is_not_a_request_is_an_error_naming_it(tmp_path, text, line):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(traces.TraceFormatError, match=f"t.csv:{line}: expected page,op"):
+        list(traces.read_page_trace(path))
+
+
+def test_a_page_trace_may_start_with_comments_and_its_header(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("# made by hand\npage,op,timestamp\n3,w,17\n\n1,R,\n")
+    assert list(traces.read_page_trace(path)) == [(3, "W"), (1, "R")]
+
+
+def test_a_snia_header_is_known_by_its_names_and_a_bad_first_line_is_an_error(tmp_path):
+    src = tmp_path / "hm_1.csv"
+    src.write_text("Time,Host,Disk,Type,Offset,Size\n128166372003061629,hm,1,Read,8192,8192\n")
+    with pytest.raises(traces.TraceFormatError, match="hm_1.csv:1: the request type must be Read or Write"):
+        traces.convert_snia(src, tmp_path / "hm.csv")

@@ -148,3 +148,34 @@ TEST(Trace, ReadsPageOpCsvWithHeader) {
   }
   std::remove(path.c_str());
 }
+
+TEST(Trace, AHeaderOnlyByItsNamesAndNoFieldUnchecked) {
+  // A first line that is not exactly the header is a request and is checked: "-1,R" is an error,
+  // not a header skipped in silence; and a line with fields after the timestamp is an error.
+  const std::string path = ::testing::TempDir() + "/restore_trace_bad.csv";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-1,R\n0,R\n", ":1: page must be an integer"},
+      {"Page,Op\n0,R\n", ":1: page must be an integer"},
+      {"# a comment\npage,op,extra\n0,R\n", ":2: page must be an integer"},
+      {"page,op\n0,R,5,junk\n", ":2: expected page,op[,timestamp], got more fields"},
+      {"0,R\npage,op\n", ":2: page must be an integer"},  // a header only first
+  };
+  for (const auto& [text, message] : cases) {
+    {
+      std::ofstream f(path);
+      f << text;
+    }
+    try {
+      read_trace(path);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  {
+    std::ofstream f(path);
+    f << "# comment first\npage,op\n0,W\n";
+  }
+  EXPECT_EQ(read_trace(path).requests->size(), 1u);
+  std::remove(path.c_str());
+}
