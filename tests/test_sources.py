@@ -158,3 +158,24 @@ def test_a_pin_is_a_commit_or_a_release_whole(entry):
                 "systems": {"tool": {**entry, "sha256": "0" * 64, "license": "MIT"}}}
     with pytest.raises(config.ConfigError):
         config.validate(document, config.schema_name_for("sources.yaml"), "configs/sources.yaml")
+
+
+def test_a_part_of_a_commits_tree_comes_from_the_local_folder_only(tmp_path, monkeypatch):
+    """The authors' ReStore code is a tarball of part of its commit's tree: no server offers it."""
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    good = tarball(folder / f"tool-{COMMIT}-cpp.tar.gz", f"tool-{COMMIT}")
+    pin = sources.Pin(name="tool", repository="someone/tool", commit=COMMIT, archive_name=good.name,
+                      sha256=sha256_file(good), license="none stated")
+    assert (pin.archive, pin.url) == (good.name, None)
+    monkeypatch.setattr(sources, "pin", lambda name: pin)
+    monkeypatch.setenv(sources.SOURCES_ENV, str(folder))
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("a part of a tree is never downloaded")
+    monkeypatch.setattr(sources.urllib.request, "urlopen", no_download)
+    assert sources.where_from("tool", tmp_path / "downloads") == (str(good), "")
+    assert sources.fetch("tool", tmp_path / "downloads", say=lambda _: None).name == good.name
+    good.unlink()
+    found, why = sources.where_from("tool", tmp_path / "downloads2")
+    assert found is None and "no such file" in why

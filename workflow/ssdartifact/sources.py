@@ -43,6 +43,7 @@ class Pin:
     commit: str | None = None
     release_url: str | None = None  # or a release's tarball, whose top folder is `top_folder`
     top_folder: str | None = None
+    archive_name: str | None = None  # a part of the commit's tree, not its whole archive: local only
 
     @property
     def top_directory(self) -> str:
@@ -50,10 +51,15 @@ class Pin:
 
     @property
     def archive(self) -> str:
+        if self.archive_name:
+            return self.archive_name
         return self.release_url.rsplit("/", 1)[1] if self.release_url else f"{self.top_directory}.tar.gz"
 
     @property
-    def url(self) -> str:
+    def url(self) -> str | None:
+        """Where it is downloaded from; None for a part of a commit's tree, which no server offers."""
+        if self.archive_name:
+            return None
         return self.release_url or ARCHIVE_URL.format(repository=self.repository, commit=self.commit)
 
     @property
@@ -85,8 +91,9 @@ def where_from(name: str, downloads: Path) -> tuple[str | None, str]:
             return str(candidate), ""
         tried.append(f"{candidate}: " + ("another sha256" if candidate.is_file() else "no such file"))
     try:
-        with urllib.request.urlopen(urllib.request.Request(wanted.url, method="HEAD"), timeout=10):
-            return wanted.url, ""
+        if wanted.url:
+            with urllib.request.urlopen(urllib.request.Request(wanted.url, method="HEAD"), timeout=10):
+                return wanted.url, ""
     except (urllib.error.URLError, OSError) as error:
         tried.append(f"{wanted.url}: {getattr(error, 'reason', error)}")
     return None, (f"no source of {name} ({wanted.what}): " + "; ".join(tried) +
@@ -107,12 +114,14 @@ def fetch(name: str, downloads: Path, say=print) -> Path:
     with tempfile.TemporaryDirectory(dir=downloads, prefix=".fetch-") as scratch:
         candidate = Path(scratch) / wanted.archive
         try:
+            if not wanted.url:
+                raise OSError("no address: a part of the commit's tree, kept in a local folder")
             with urllib.request.urlopen(wanted.url, timeout=DOWNLOAD_TIMEOUT_S) as response, \
                     open(candidate, "wb") as handle:
                 shutil.copyfileobj(response, handle)
             tried.append(_accepted(candidate, wanted, wanted.url))
         except (urllib.error.URLError, OSError) as error:
-            tried.append(f"{wanted.url}: {getattr(error, 'reason', error)}")
+            tried.append(f"{wanted.url or wanted.archive}: {getattr(error, 'reason', error)}")
         if tried[-1] is None:
             say(f"{name}: downloaded {wanted.url}")
         else:
@@ -128,9 +137,14 @@ def fetch(name: str, downloads: Path, say=print) -> Path:
     raise SourceError(
         f"no source of {name} ({wanted.what}) with the pinned sha256 "
         f"{wanted.sha256[:16]}…: " + "; ".join(tried) +
-        f". Put {wanted.archive} (" + ("the commit's `git archive`, as GitHub serves it" if wanted.commit
-                                     else f"from {wanted.url}") + f") in a folder and point "
+        f". Put {wanted.archive} (" + _what_the_tarball_is(wanted) + f") in a folder and point "
         f"{SOURCES_ENV} at it, or set local_folder in configs/sources.yaml.")
+
+
+def _what_the_tarball_is(wanted: Pin) -> str:
+    if wanted.archive_name:
+        return f"part of {wanted.repository}'s tree at {wanted.commit[:12]}, made with `git archive`"
+    return "the commit's `git archive`, as GitHub serves it" if wanted.commit else f"from {wanted.url}"
 
 
 def _accepted(candidate: Path, wanted: Pin, origin: str) -> str | None:
