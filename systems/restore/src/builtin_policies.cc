@@ -179,9 +179,14 @@ void RestorePolicy::observe(int tier, double response_us, uint64_t now) {
 }
 
 void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) {
-  if (now % rl_.step == 0) td_step(now, probe);
-  heat(page, now);
   const int i = tier_of(page);
+  if (i != 0 && !outside_seen_) {
+    outside_seen_ = true;
+    first_outside_ = now;
+  }
+  const bool warming = outside_seen_ && now - first_outside_ < rl_.init_rounds;
+  if (now % rl_.step == 0 || warming) td_step(now, probe);
+  heat(page, now);
   if (i == 0) return;
   const int j = i - 1;
   decisions_++;
@@ -211,7 +216,7 @@ void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, s
   // Eq. 6.4 with v = -cost: upgrade iff the predicted cost of the two tiers does not increase.
   bool upgrade = up_cost <= not_cost;
   const double eps = rl_.epsilon[static_cast<size_t>(j)];
-  if (eps > 0 && rng_.uniform() < eps) upgrade = rng_.below(2) == 1;
+  if (eps > 0 && rng_.uniform() < eps) upgrade = rl_.explore == RlParams::Explore::kUpgrade || rng_.below(2) == 1;
   if (upgrade) promote(page, moves);
 }
 

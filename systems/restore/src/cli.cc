@@ -65,6 +65,10 @@ const char* usage() {
   --rl-decision weighted|total|plain  Eq. 6.4 over sum_tier s1 v(s) (weighted, L1877), over
                                 sum_tier |K| s1 v(s) (total), or sum_tier v(s) as printed (weighted)
   --rl-epsilon E[:E...]         exploration per tier pair, fastest pair first (0:0.005, original code)
+  --rl-explore coin|upgrade     with probability epsilon: a coin flip between the actions (coin), or
+                                an upgrade, as the original code (coin)
+  --rl-init-rounds N            a TD step at each of the N requests after the first access outside
+                                Tier 1, besides every --rl-step (0; the original code: 20)
  output
   --dump-trace FILE             write the workload as a page trace (page,op) to FILE and run nothing
   --out FILE                    CSV output (stdout)
@@ -224,6 +228,11 @@ Options parse_args(const std::vector<std::string>& args) {
                                                    {"plain", RlParams::Decision::kPlain}});
     } else if (name == "rl-epsilon") {
       pp.rl.epsilon = parse_list<double>(name, value, 0.0, 1.0);
+    } else if (name == "rl-explore") {
+      pp.rl.explore = one_of<RlParams::Explore>(
+          name, value, {{"coin", RlParams::Explore::kCoin}, {"upgrade", RlParams::Explore::kUpgrade}});
+    } else if (name == "rl-init-rounds") {
+      pp.rl.init_rounds = in_range(name, parse_number<uint32_t>(name, value), 0u, 100000000u);
     } else if (name == "demo-timesteps") {
       o.demo_timesteps = in_range(name, parse_number<uint32_t>(name, value), 1u, 100000000u);
     } else if (name == "demo-requests") {

@@ -43,6 +43,13 @@ struct RlParams {
   enum class Decision { kMean, kTotal, kPlain };
   Decision decision = Decision::kMean;
   std::vector<double> epsilon = {0.0, 0.005};  // exploration per tier pair (original code)
+  // What exploration does, with probability epsilon: flip a coin between the two actions, or
+  // upgrade (the original code: `left <= right || rand < epsilon`).
+  enum class Explore { kCoin, kUpgrade };
+  Explore explore = Explore::kCoin;
+  // Warm-up: a TD step at every request for this many requests after the first access outside
+  // Tier 1, besides the steps every `step` requests (the original code's RL_init_rounds, 20).
+  uint32_t init_rounds = 0;
 };
 
 struct PolicyParams {
@@ -251,6 +258,8 @@ class RestorePolicy : public TempPolicy {
   std::vector<Agent> agents_;
   SplitMix64 rng_;
   uint64_t decisions_ = 0;
+  bool outside_seen_ = false;  // a page outside Tier 1 was accessed (the warm-up starts then)
+  uint64_t first_outside_ = 0;
 };
 
 }  // namespace restore

@@ -334,3 +334,54 @@ TEST(Restore, AResponseIssuedBeforeTheStateBeganCountsWholeNotAsZero) {
   EXPECT_EQ(policy.agent(1).reward_n, 2u);
   EXPECT_DOUBLE_EQ(policy.agent(1).reward_sum, 100.0);
 }
+
+TEST(Restore, ExplorationFlipsACoinOrUpgradesAsTheOriginal) {
+  // With epsilon 1 every decision explores: the original code then always upgrades
+  // (`left <= right || rand < epsilon`); a coin flip upgrades about half the time.
+  auto promotions = [](RlParams::Explore explore) {
+    PolicyParams p;
+    p.rl.epsilon = {1.0, 1.0};
+    p.rl.explore = explore;
+    p.rl.td.p_init = 1.0;
+    RestorePolicy policy(tiers({50, 50, 200}), 200, p);
+    std::vector<uint8_t> place(200, 2);
+    policy.place(place);  // everything in the slowest tier
+    NoQueue q;
+    std::vector<Move> moves;
+    for (uint64_t r = 1; r <= 100; r++) policy.access(static_cast<uint32_t>(r), Op::kRead, r, q, moves);
+    return std::count_if(moves.begin(), moves.end(), [](const Move& m) { return m.to < m.from; });
+  };
+  EXPECT_EQ(promotions(RlParams::Explore::kUpgrade), 100);
+  const auto coin = promotions(RlParams::Explore::kCoin);
+  EXPECT_GT(coin, 30);
+  EXPECT_LT(coin, 70);
+}
+
+TEST(Restore, TheWarmUpStepsAtEachRequestAfterTheFirstOutsideTierOne) {
+  // The original's RL_init_rounds: TD updates at each of the first N requests after the first
+  // access outside Tier 1, then every `step`; without it, only every `step`.
+  auto updates = [](uint32_t init_rounds) {
+    PolicyParams p;
+    p.rl.init_rounds = init_rounds;
+    p.rl.epsilon = {0.0, 0.0};
+    RestorePolicy policy(tiers({3, 4, 20}), 20, p);
+    std::vector<uint8_t> place(20, 2);
+    place[0] = 0;
+    policy.place(place);
+    NoQueue q;
+    std::vector<Move> moves;
+    policy.access(0, Op::kRead, 0, q, moves);  // Tier 1: the warm-up has not begun
+    for (uint64_t r = 1; r < 60; r++) {
+      policy.access(0, Op::kRead, r, q, moves);
+      policy.observe(2, 100.0, r);  // a response every request, so that every step updates
+    }
+    policy.access(9, Op::kRead, 60, q, moves);  // the first access outside Tier 1
+    for (uint64_t r = 61; r < 100; r++) {
+      policy.observe(2, 100.0, r);
+      policy.access(0, Op::kRead, r, q, moves);
+    }
+    return policy.agent(2).updates;
+  };
+  EXPECT_EQ(updates(0), 0u);    // the step at 0 starts the agent; none other before 100
+  EXPECT_EQ(updates(20), 20u);  // and with the warm-up an update at each of 60..79
+}
