@@ -65,7 +65,7 @@ _BASELINE = {
                     "and per-thread buffers) was enforced, page cache included (GraphX: none, in memory)",
     "peak_bytes": "the largest memory use (page cache included) the limit's cgroup saw",
     "reported_s": "the runtime the baseline itself reports (GraphChi: runtime; GridGraph: its printed "
-                  "seconds; GraphX: the job's whole process, the JVM's and Spark's start included)",
+                  "seconds; GraphX: its load and components, after the JVM and Spark were up)",
     "preprocess_s": "seconds to convert the graph into the system's own format (Table 5.2); not through the "
                     "device's model",
     "disk_bytes": "bytes of the system's converted files (Table 5.2)",
