@@ -29,16 +29,24 @@ include: "workflow/rules/document.smk"
 include: "workflow/rules/checksums.smk"
 
 
-# emussd mounts left behind by an interrupted run are unmounted before and after every run; a run
-# with jobs records when it started and finished (results/runs/, the guide's times).
+# emussd mounts left behind by an interrupted run are unmounted before and after every run. A run
+# of the whole profile (the default target, `make reproduce`) with jobs records when it started
+# and finished (results/runs/, the guide's times); a run of some targets (`make checksums`,
+# `verify`, `figures`) is not the profile's and leaves the record alone.
+def whole_profile_run():
+    return set(workflow.dag_settings.targets) <= {"all"}
+
+
 onstart:
     unmount_stale()
-    record_run(PROFILE, finished=False)
+    if whole_profile_run():
+        record_run(PROFILE, finished=False)
 
 
 onsuccess:
     unmount_stale()
-    record_run(PROFILE, finished=True)
+    if whole_profile_run():
+        record_run(PROFILE, finished=True)
 
 
 onerror:
