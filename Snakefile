@@ -29,14 +29,8 @@ include: "workflow/rules/document.smk"
 include: "workflow/rules/checksums.smk"
 
 
-# emussd mounts left behind by an interrupted run are unmounted before and after every run. A run
-# of the whole profile (the default target, `make reproduce`) with jobs records when it started
-# and finished (results/runs/, the guide's times); a run of some targets (`make checksums`,
-# `verify`, `figures`) is not the profile's and leaves the record alone.
-def whole_profile_run():
-    return set(workflow.dag_settings.targets) <= {"all"}
-
-
+# emussd mounts left behind by an interrupted run are unmounted before and after every run; a run
+# of the whole profile with jobs records when it started and finished (whole_profile_run).
 onstart:
     unmount_stale()
     if whole_profile_run():

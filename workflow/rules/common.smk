@@ -141,3 +141,10 @@ def every_other_job_runs_alone():
 def emussd_binary_for(wildcards):
     """The emussd binary, as an input of experiments on emulated devices only."""
     return [EMUSSD_BINARY] if devices.declaration(wildcards.device)["kind"] == "emulated" else []
+
+
+def whole_profile_run():
+    """A run of the whole profile (the default target, `make reproduce`): the one whose start and
+    finish results/runs/ records (the guide's times). A run of some targets (`make checksums`,
+    `verify`, `figures`) is not the profile's and leaves the record alone."""
+    return set(workflow.dag_settings.targets) <= {"all"}
