@@ -126,10 +126,11 @@ def test_a_profile_whose_baselines_have_no_source_is_refused_before_anything_run
     monkeypatch.setattr(cave.baseline_build, "build_dir", lambda system: tmp_path / "build" / system)
     monkeypatch.setattr(cave.sources, "where_from", lambda system, downloads: (None, f"no source of {system}"))
     profile = {"cave": {"graph_size": "tiny", "repetitions": 1, "figures": {"fig_5_1b": {"devices": ["emu-pcie"]}}}}
-    assert cave.missing_baseline_sources(profile) == ["no source of graphchi", "no source of gridgraph"]
+    assert cave.missing_baseline_sources(profile) == ["no source of graphchi", "no source of gridgraph",
+                                                      "no source of mosaic"]
     (tmp_path / "build" / "graphchi").mkdir(parents=True)
     (tmp_path / "build" / "graphchi" / "built.json").write_text("{}")  # built already: no source needed
-    assert cave.missing_baseline_sources(profile) == ["no source of gridgraph"]
+    assert cave.missing_baseline_sources(profile) == ["no source of gridgraph", "no source of mosaic"]
     assert cave.missing_baseline_sources({"cave": {"graph_size": "tiny", "repetitions": 1, "figures": {}}}) == []
 
 

@@ -3,7 +3,7 @@
 # each baseline on the PCIe-like emulated SSD, every system with the device's k_r threads and a
 # memory budget of 3 % of CAVE's file (the baselines' enforced with a memory cgroup that charges the
 # page cache), every answer checked against the reference: CAVE's speedup (the baseline's runtime /
-# CAVE's) per generated graph. Panel A is a diagram. Mosaic is not run yet (docs/chapter-5-cave.md).
+# CAVE's) per generated graph. Panel A is a diagram.
 # Reads results/cave/fig_5_1b.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))

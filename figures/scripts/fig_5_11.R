@@ -3,8 +3,7 @@
 # emulated SSD with the device's k_r threads and a memory budget of 3 % of CAVE's file, every answer
 # checked against the reference. (A) CAVE's speedup over each baseline per generated graph; (B) the
 # runtimes themselves, GraphX's among them: one node, the whole graph in memory, as the thesis ran it
-# (no memory budget; the thesis's speedups over it in the caption). Mosaic is not run yet
-# (docs/chapter-5-cave.md).
+# (no memory budget; the thesis's speedups over it in the caption).
 # Reads results/cave/fig_5_11.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))

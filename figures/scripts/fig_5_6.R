@@ -1,10 +1,9 @@
 # Thesis Figure 5.6 (T1544-1555): "(A) - (F) Performance graph for BFS on our PCIe SSD. In general, CAVE
 # outperforms the baselines GraphChi, GridGraph and Mosaic for all six datasets."
 # BFS runtime against the cache size (a share of the graph's file), one panel per generated
-# graph: CAVE non-blocked and blocked, GraphChi and GridGraph (each with the same cache share of
+# graph: CAVE non-blocked and blocked, GraphChi, GridGraph and Mosaic (each with the same cache share of
 # CAVE's file as its memory budget, enforced with a memory cgroup that charges the page cache), and
-# the in-memory reference (scipy, the whole graph in memory). Mosaic is not run yet
-# (docs/chapter-5-cave.md).
+# the in-memory reference (scipy, the whole graph in memory).
 # Reads results/cave/fig_5_6.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))

@@ -2,7 +2,7 @@
 # dataset. CAVE outperforms the baselines." BFS runtime against the cache size (a share of CAVE's
 # file, which is also each baseline's memory budget) on the generated social graph (R-MAT, as FS),
 # one panel per device: the Optane-like and SATA-like emulated SSDs of Table 2.2. CAVE non-blocked
-# and blocked, GraphChi and GridGraph, and the in-memory reference (scipy). Mosaic is not run yet.
+# and blocked, GridGraph and Mosaic (the baselines its text names), and the in-memory reference (scipy).
 # Reads results/cave/fig_5_7.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))

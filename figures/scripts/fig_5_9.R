@@ -7,8 +7,7 @@
 # CPU utilization and the read bandwidth divided by fio's random-read bandwidth at the same
 # concurrency on the same device (the thesis's definition, T1577), every 100 ms. Dashed: the
 # thesis's "generally below 5 %" CPU and "around 100 %" bandwidth; dotted: fio's CPU utilization
-# for the same reads at the same concurrency on the same device (what the reads alone cost). Mosaic
-# is not run yet (docs/chapter-5-cave.md).
+# for the same reads at the same concurrency on the same device (what the reads alone cost).
 # Reads results/cave/fig_5_9a.csv results/cave/fig_5_9b.csv results/reference/headline_numbers.csv.
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "theme.R"))

@@ -2,7 +2,7 @@
 the artifact preprocessed (results/cave/table_5_2.csv), each system's time to convert the same edges
 into its own format (the median of the repetitions; CAVE's conversion of the edge list GraphChi gets)
 and the size of the files it made, each beside CAVE's as a ratio; then the thesis's rows on FS and
-TW, marked "(thesis)". The systems this artifact does not run (Mosaic) have no measured row.
+TW, marked "(thesis)".
 
 Usage: python figures/scripts/table_5_2.py results/cave/table_5_2.csv results/reference/table_5_2.csv <output.tex>
 """

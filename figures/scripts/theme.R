@@ -218,15 +218,17 @@ plot_cave_concurrency <- function(d, y, y_label) {
 }
 # Figures 5.6, 5.7, 5.10 and 5.12: runtime against the cache size, one panel per graph (`facet`:
 # or per device); CAVE non-blocked solid with crosses, blocked dashed with circles, GraphChi with
-# triangles and GridGraph with squares (as the thesis draws them, its baselines in colour), and the
+# triangles, GridGraph with squares and Mosaic with downward triangles (as the thesis draws them, its
+# baselines in colour), and the
 # in-memory reference (the whole graph in memory, scipy) as a dotted horizontal line. A baseline
 # that did not run at a cache size (status other than ran) is listed under the plot with why.
-cave_series <- c("CAVE", "CAVE_blocked", "GraphChi", "GridGraph", "in-memory reference")
+cave_series <- c("CAVE", "CAVE_blocked", "GraphChi", "GridGraph", "Mosaic", "in-memory reference")
 cave_series_linetypes <- c(CAVE = "solid", CAVE_blocked = "dashed", GraphChi = "solid", GridGraph = "solid",
-                           "in-memory reference" = "dotted")
-cave_series_shapes <- c(CAVE = 4, CAVE_blocked = 1, GraphChi = 2, GridGraph = 0, "in-memory reference" = NA)
+                           Mosaic = "solid", "in-memory reference" = "dotted")
+cave_series_shapes <- c(CAVE = 4, CAVE_blocked = 1, GraphChi = 2, GridGraph = 0, Mosaic = 6,
+                        "in-memory reference" = NA)
 cave_series_colours <- c(CAVE = "black", CAVE_blocked = "black", GraphChi = "#d95f02", GridGraph = "#1b9e77",
-                         "in-memory reference" = "grey40")
+                         Mosaic = "#7570b3", "in-memory reference" = "grey40")
 cave_not_run <- function(d, where = "graph", statuses = c("cannot_run", "over_budget", "timed_out")) {
   failed <- d[!is.na(d$status) & d$status %in% statuses, ]
   if (nrow(failed) == 0) return(NULL)
@@ -254,7 +256,7 @@ plot_cave_cache <- function(d, facet = "graph") {
     facet_wrap(as.formula(paste("~", if (facet == "graph") "graph_label" else "device_label")), scales = "free_y") +
     labs(x = "Cache size (% of the graph's file)", y = "Runtime (s)", caption = cave_not_run(d)) +
     theme_thesis()
-  if (any(measured$system %in% c("GraphChi", "GridGraph"))) {
+  if (any(measured$system %in% c("GraphChi", "GridGraph", "Mosaic"))) {
     p <- p + scale_y_continuous(trans = "log10",
                                 labels = function(x) format(x, scientific = FALSE, drop0trailing = TRUE))
   }

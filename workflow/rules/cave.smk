@@ -47,7 +47,7 @@ rule build_cave:
 
 
 rule build_cave_baseline:
-    """A baseline (GraphChi, GridGraph) from its pinned, checked source with its patch series."""
+    """A baseline (GraphChi, GridGraph, Mosaic; GraphX: Spark unpacked) from its pinned, checked source with its patch series."""
     input:
         sources="configs/sources.yaml",
         series="systems/cave/baselines/{system}/series",

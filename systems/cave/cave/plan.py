@@ -9,8 +9,8 @@ A point is one run on one device: a graph (a spec for experiment.prepare_graph),
 a variant, a number of concurrent I/Os ("device" until the device's k_r is known) and a cache
 share. Points that several figures share (Figures 5.5 and 5.8 are the same BFS runs) run once.
 
-The baselines (GraphChi, GridGraph; GraphX for WCC: cave.baselines) have points of their own, planned here and run
-by their own campaign (cave.baselines.campaign), which `device_points(..., baselines=True)` lists:
+The baselines (GraphChi, GridGraph, Mosaic; GraphX for WCC: cave.baselines) have points of their own,
+planned here and run by their own campaign (cave.baselines.campaign), which `device_points(..., baselines=True)` lists:
 a cache figure that names `baselines` runs each of them at every cache share, a comparison figure
 (5.1B, 5.9A, 5.11) runs CAVE and each baseline at the default share, and Table 5.2 times each
 system's preprocessing of the same graph (kind "preprocess" for CAVE's own conversion).
@@ -31,7 +31,7 @@ FIGURE_CSVS = {"fig_5_5": ["fig_5_5"], "fig_5_8": ["fig_5_8"], "fig_5_13": ["fig
                "fig_5_12": ["fig_5_12"], "fig_5_1b": ["fig_5_1b"], "fig_5_9a": ["fig_5_9a"], "fig_5_11": ["fig_5_11"],
                "table_5_2": ["table_5_2"]}
 # The baselines' names in the rows and figures (cave.baselines.case.DRIVERS's keys here), and CAVE's.
-BASELINE_NAMES = {"graphchi": "GraphChi", "gridgraph": "GridGraph", "graphx": "GraphX"}
+BASELINE_NAMES = {"graphchi": "GraphChi", "gridgraph": "GridGraph", "mosaic": "Mosaic", "graphx": "GraphX"}
 IN_MEMORY_WCC_ONLY = ("graphx",)  # as the thesis ran GraphX: Figure 5.11B only (cave.baselines.graphx)
 SYSTEM_OF_VARIANT = {"nonblocked": "CAVE", "blocked": "CAVE_blocked"}
 

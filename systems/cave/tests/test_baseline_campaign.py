@@ -41,7 +41,8 @@ def fakes(tmp_path, monkeypatch, folder_device):
         if error:
             raise error
         return {"seconds": 2.0, "reported_s": 1.5, "preprocess_s": 0.3, "disk_bytes": 1234, "memory_limit": "cgroup",
-                "peak_bytes": 99, "vertices": 10, "edges": 20, "answer": {"reached": 10, "levels": 3}}
+                "peak_bytes": 99, "vertices": 10, "edges": 20, "threads": options["threads"],
+                "answer": {"reached": 10, "levels": 3}}
 
     def cave_preprocessing(binary, graph, folder):
         calls["conversions"] += 1

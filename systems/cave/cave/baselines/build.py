@@ -5,7 +5,7 @@
 
 Each system's source is the tarball pinned in configs/sources.yaml (ssdartifact.sources: fetched and
 sha256-checked), patched with the series in systems/cave/baselines/<system>/ (patch -p1, in the order
-of its `series` file) and built with the system's own Makefile; GraphX's (Spark's release for
+of its `series` file) and built with the system's own Makefile (Mosaic's runs CMake); GraphX's (Spark's release for
 Python) is used in place, with Java 17 or later. <key> hashes the tarball, the patches, the make
 targets and the toolchain (the compiler, or Java); a finished build has a `built.json`, and a build
 without one (interrupted) starts over.
@@ -38,9 +38,16 @@ TARGETS = {
     "gridgraph": {"make": ["bin/preprocess", "bin/bfs", "bin/wcc", "bin/pagerank"],
                   "programs": {"preprocess": "bin/preprocess", "bfs": "bin/bfs", "wcc": "bin/wcc",
                                "pagerank": "bin/pagerank"}},
+    # Mosaic's CPU build: its Makefile runs CMake (Release), then make with NLCPU jobs; python3 writes
+    # the build machine's CPU map, which its threads are pinned by (patch 0002: the allowed CPUs only)
+    "mosaic": {"make": ["-C", "src", "BUILD_MODES=Release", "NLCPU=2"],
+               "programs": {"grc": "build/Release-x86_64/tools/grc/grc-in-memory",
+                            "indexer": "build/Release-x86_64/tools/post-grc/post-grc-indexer",
+                            "mosaic": "build/Release-x86_64/lib/core/mosaic"}},
     "graphx": {"make": [], "programs": {"spark-submit": "deps/bin/spark-submit"}},  # nothing to compile
 }
-BUILD_TOOLS = {"graphchi": ("make", "g++", "patch"), "gridgraph": ("make", "g++", "patch"), "graphx": ("java",)}
+BUILD_TOOLS = {"graphchi": ("make", "g++", "patch"), "gridgraph": ("make", "g++", "patch"),
+               "mosaic": ("make", "g++", "patch", "cmake", "python3"), "graphx": ("java",)}
 JAVA_AT_LEAST = 17  # Spark 4's minimum
 
 

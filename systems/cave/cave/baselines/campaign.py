@@ -112,7 +112,7 @@ def _baseline(point: dict, graph: Path, work: Path, prepare_in: Path, settings: 
     return {**row, "status": "ran", "reason": "", "runtime_s": ran["seconds"], "reported_s": ran["reported_s"],
             "preprocess_s": ran["preprocess_s"], "disk_bytes": ran["disk_bytes"],
             "memory_limit": ran["memory_limit"], "peak_bytes": ran["peak_bytes"],
-            "vertices": ran["vertices"], "edges": ran["edges"], **ran["answer"]}
+            "vertices": ran["vertices"], "edges": ran["edges"], "io_threads": ran["threads"], **ran["answer"]}
 
 
 def _cave_preprocessing(binary: Path, graph: Path, folder: Path) -> dict:

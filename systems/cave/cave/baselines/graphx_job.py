@@ -46,6 +46,9 @@ def main(argv=None) -> None:
     conf = (SparkConf().setMaster(f"local[{args.threads}]").setAppName("cave-baseline-graphx")
             .set("spark.driver.memory", f"{args.memory_mib}m")
             .set("spark.local.dir", str(scratch))           # shuffle files in the run's folder only
+            # and written by plain writes: its FileChannel.transferTo copies fail on an emulated SSD's
+            # FUSE files (direct I/O), where the shuffle of 2 partitions first ran
+            .set("spark.file.transferTo", "false")
             # and the JVM's temporary files too; no performance-data file in /tmp
             .set("spark.driver.extraJavaOptions", f"-XX:-UsePerfData -Djava.io.tmpdir={scratch}")
             .set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
