@@ -13,6 +13,7 @@ namespace restore {
 
 ScorePolicy::ScorePolicy(ScoreKind kind, const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
     : HeapPolicy(tiers, pages), kind_(kind), params_(params) {
+  victim_after_insert_ = params.victim == PolicyParams::Victim::kAfter;
   if (kind == ScoreKind::kLrfu || kind == ScoreKind::kExd) {
     last_.assign(pages, 0);
     // Never-requested pages: CRF / EXD score 0, i.e. log 0.
@@ -66,7 +67,26 @@ void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vect
 // ---------------------------------------------------------------------------------------------
 
 TempPolicy::TempPolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params)
-    : HeapPolicy(tiers, pages), model_(pages, params.temp, this), sum_(tiers.size(), 0) {}
+    : HeapPolicy(tiers, pages),
+      model_(pages, params.temp, this),
+      sum_(tiers.size(), 0),
+      admit_(tiers.size(), -std::numeric_limits<double>::infinity()) {
+  victim_after_insert_ = params.victim == PolicyParams::Victim::kAfter;
+  for (size_t t = 0; t < admit_.size() && t < params.temp_admit.size(); t++)
+    admit_[t] = TemperatureModel::heat(params.temp.increase, params.temp_admit[t]);
+  for (uint32_t p = 0; p < pages; p++) set_key(p, model_.temperature(p), 0);  // the initial temperature
+  sum_tiers();
+}
+
+void TempPolicy::place(const std::vector<uint8_t>& tier_of) {
+  HeapPolicy::place(tier_of);
+  sum_tiers();
+}
+
+void TempPolicy::sum_tiers() {
+  std::fill(sum_.begin(), sum_.end(), 0);
+  for (uint32_t p = 0; p < pages_; p++) sum_[tier_of(p)] += fixed(model_.temperature(p));
+}
 
 void TempPolicy::temperature_changed(uint32_t page, double before, double after) {
   sum_[tier_of(page)] += fixed(after) - fixed(before);
@@ -94,7 +114,9 @@ void TempPolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vecto
   heat(page, now);
   const int tier = tier_of(page);
   if (tier == 0) return;
-  if (!full(tier - 1) || model_.temperature(page) > mean_temperature(tier - 1)) promote(page, moves);
+  const double t = model_.temperature(page);
+  if (t > admit_[static_cast<size_t>(tier - 1)] && (!full(tier - 1) || t > mean_temperature(tier - 1)))
+    promote(page, moves);
 }
 
 size_t TempPolicy::memory_bytes() const {
@@ -114,6 +136,12 @@ RestorePolicy::RestorePolicy(const std::vector<TierSpec>& tiers, uint32_t pages,
     agents_.back().m1 = Membership::fit(0.5, 1.0, rl_.b_scale);
     agents_.back().m2 = Membership::fit(0.0, tiers[t].avg_process_time_us(), rl_.b_scale);
   }
+  if (rl_.start == RlParams::Start::kOriginal) {
+    const uint32_t every = rl_.fit_every;
+    rl_.fit_every = 1;  // fit the seed observation at once, whatever the cadence
+    for (int t = 0; t < Policy::tiers(); t++) observe_state(t, 0.5, s2_of(t, 1));
+    rl_.fit_every = every;
+  }
 }
 
 double RestorePolicy::s2_of(int tier, uint64_t queued) const {
@@ -126,18 +154,23 @@ void RestorePolicy::observe_state(int tier, double s1, double s2) {
   a.fit2.push(s2);
   if (a.fit1.count() % rl_.fit_every == 0) {
     // Ranges have a floor so that a constant input gives a steep but finite sigmoid.
-    const double r1 = std::max(a.fit1.max() - a.fit1.min(), 1e-3);
-    const double r2 =
-        std::max(a.fit2.max() - a.fit2.min(), 1e-3 * tiers_[static_cast<size_t>(tier)].avg_process_time_us());
-    a.m1 = Membership::fit(a.fit1.mean(), r1, rl_.b_scale);
-    a.m2 = Membership::fit(a.fit2.mean(), r2, rl_.b_scale);
+    const bool original = rl_.floor == RlParams::Floor::kOriginal;
+    const double r1 = std::max(a.fit1.max() - a.fit1.min(), original ? 0.1 / pages_ : 1e-3);
+    const double r2 = std::max(a.fit2.max() - a.fit2.min(), original ? s2_of(tier, 2) : 1e-3 * s2_of(tier, 1));
+    const bool mean = rl_.centre == RlParams::Centre::kMean;
+    a.m1 = Membership::fit(mean ? a.fit1.mean() : (a.fit1.max() + a.fit1.min()) / 2, r1, rl_.b_scale);
+    a.m2 = Membership::fit(mean ? a.fit2.mean() : (a.fit2.max() + a.fit2.min()) / 2, r2, rl_.b_scale);
   }
+}
+
+void RestorePolicy::observe_every_tier(QueueProbe& probe) {
+  for (int t = 0; t < tiers(); t++) observe_state(t, mean_temperature(t), s2_of(t, probe.queued(t)));
 }
 
 double RestorePolicy::cost(int tier, double s1, double s2) const {
   const Agent& a = agents_[static_cast<size_t>(tier)];
   double phi[kRules];
-  rule_basis(a.m1, a.m2, s1, s2, phi);
+  rule_basis(a.m1, a.m2, s1, s2, phi, rl_.basis);
   return a.td.value(phi);
 }
 
@@ -145,9 +178,9 @@ void RestorePolicy::td_step(uint64_t now, QueueProbe& probe) {
   for (int t = 0; t < tiers(); t++) {
     Agent& a = agents_[static_cast<size_t>(t)];
     const double s1 = mean_temperature(t), s2 = s2_of(t, probe.queued(t));
-    observe_state(t, s1, s2);
+    if (rl_.observe_every == 0) observe_state(t, s1, s2);
     double phi[kRules];
-    rule_basis(a.m1, a.m2, s1, s2, phi);
+    rule_basis(a.m1, a.m2, s1, s2, phi, rl_.basis);
     if (!a.started) {
       a.started = true;
     } else {
@@ -187,20 +220,30 @@ void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, s
   const bool warming = outside_seen_ && now - first_outside_ < rl_.init_rounds;
   if (now % rl_.step == 0 || warming) td_step(now, probe);
   heat(page, now);
-  if (i == 0) return;
+  if (i != 0) decide(page, i, probe, moves);
+  // The original observes at the end of its 1-based request i, i % N == 0 (Run_RL.cpp L1445).
+  if (rl_.observe_every > 0 && (now + 1) % rl_.observe_every == 0) observe_every_tier(probe);
+}
+
+void RestorePolicy::decide(uint32_t page, int i, QueueProbe& probe, std::vector<Move>& moves) {
   const int j = i - 1;
   decisions_++;
   const bool is_full = full(j);
   const double tk = temperature(page);
-  const double td = is_full ? temperature(lowest(j)) : 0.0;
+  // The page a promotion would demote: with victim_after_insert_ the page itself if it is colder
+  // than all of tier j (it comes straight back, and the upgraded state is the present one).
+  double td = is_full ? temperature(lowest(j)) : 0.0;
+  if (is_full && victim_after_insert_) td = std::min(td, tk);
   const double ni = static_cast<double>(size(i)), nj = static_cast<double>(size(j));
   const double si = total_temperature(i), sj = total_temperature(j);
   const uint64_t qi = probe.queued(i), qj = probe.queued(j);
   const uint64_t extra = is_full ? 2 : 1;  // migration I/Os each tier gets: read/write of K (+ of the victim)
   const double s1_i = si / ni, s1_j = nj > 0 ? sj / nj : 0.0;
   const double s2_i = s2_of(i, qi), s2_j = s2_of(j, qj);
-  observe_state(i, s1_i, s2_i);
-  observe_state(j, s1_j, s2_j);
+  if (rl_.observe_every == 0) {
+    observe_state(i, s1_i, s2_i);
+    observe_state(j, s1_j, s2_j);
+  }
   const double si_up = si - tk + td, sj_up = sj + tk - td;
   const double ni_up = ni - 1 + (is_full ? 1 : 0), nj_up = nj + 1 - (is_full ? 1 : 0);
   const double s1_i_up = ni_up > 0 ? si_up / ni_up : 0.0, s1_j_up = sj_up / nj_up;

@@ -56,11 +56,28 @@ const char* usage() {
   --temp-window N               req counts the requests of the last N timesteps (10)
   --temp-drop F --temp-drop-period N   temperature falls F after every N idle timesteps (0.05, 5; L1908)
   --temp-timestep N             requests per timestep (0: pages / 10)
+  --temp-initial F              temperature of a page never requested (0; the original code: 0.5)
+  --temp-admit none|N[:N...]    TEMP also needs a temperature above that of N requests to enter
+                                each tier, fastest first (none; the original code: 3:1)
+  --demote-victim before|after  a full faster tier demotes its coldest page before the promoted
+                                page enters, or after, when it may be that page (before; the
+                                original code: after)
   --rl-lambda F --rl-beta F     TD(lambda) trace decay and discount rate, gamma = e^(-beta tau) (0.8, 0.1)
   --rl-lr F --rl-lr-decay F     learning rate F / (1 + decay sum phi) (0.1, 100; thesis Eq. 6.6)
   --rl-p-init F                 initial rule parameters p^i (0)
   --rl-step N                   requests per TD state step (100)
   --rl-fit-window N --rl-fit-every N   membership fit over the last N observations, every M (500, 4)
+  --rl-observe-every N          observe the states for the fit at each decision and TD step (0), or
+                                every tier's every N requests (the original code: 4, with
+                                --rl-fit-every 1)
+  --rl-fit-centre mean|midrange  centre the memberships on the window's mean (mean, thesis L1847)
+                                or on (max + min) / 2 (the original code)
+  --rl-range-floor small|original  least range: 1e-3 for s1 and 1e-3 queued tasks for s2 (small),
+                                or 0.1 / pages and 2 queued tasks (original)
+  --rl-fit-start empty|original  before any observation, fixed memberships (empty), or windows
+                                that start with s1 = 0.5 and s2 of 1 queued task (original)
+  --rl-basis product|independent  rules mu(s1) mu(s2) (product, thesis Eq. 6.3) or the four
+                                memberships alone (independent, the original code)
   --rl-b-scale F                b = F / range (10, thesis L1847)
   --rl-decision weighted|total|plain  Eq. 6.4 over sum_tier s1 v(s) (weighted, L1877), over
                                 sum_tier |K| s1 v(s) (total), or sum_tier v(s) as printed (weighted)
@@ -201,6 +218,13 @@ Options parse_args(const std::vector<std::string>& args) {
       pp.temp.drop = in_range(name, parse_number<double>(name, value), 0.0, 1.0);
     } else if (name == "temp-drop-period") {
       pp.temp.drop_period = in_range(name, parse_number<uint32_t>(name, value), 1u, 1000000u);
+    } else if (name == "temp-initial") {
+      pp.temp.initial = in_range(name, parse_number<double>(name, value), 0.0, 0.999);
+    } else if (name == "temp-admit") {
+      pp.temp_admit = value == "none" ? std::vector<uint32_t>{} : parse_list<uint32_t>(name, value, 0u, 1000000u);
+    } else if (name == "demote-victim") {
+      pp.victim = one_of<PolicyParams::Victim>(
+          name, value, {{"before", PolicyParams::Victim::kBefore}, {"after", PolicyParams::Victim::kAfter}});
     } else if (name == "temp-timestep") {
       o.temp_timestep = in_range<uint64_t>(name, parse_number<uint64_t>(name, value), 0, 1ULL << 32);
     } else if (name == "rl-lambda") {
@@ -219,6 +243,19 @@ Options parse_args(const std::vector<std::string>& args) {
       pp.rl.fit_window = in_range(name, parse_number<uint32_t>(name, value), 2u, 10000000u);
     } else if (name == "rl-fit-every") {
       pp.rl.fit_every = in_range(name, parse_number<uint32_t>(name, value), 1u, 10000000u);
+    } else if (name == "rl-observe-every") {
+      pp.rl.observe_every = in_range(name, parse_number<uint32_t>(name, value), 0u, 10000000u);
+    } else if (name == "rl-fit-centre") {
+      pp.rl.centre = one_of<RlParams::Centre>(
+          name, value, {{"mean", RlParams::Centre::kMean}, {"midrange", RlParams::Centre::kMidrange}});
+    } else if (name == "rl-range-floor") {
+      pp.rl.floor = one_of<RlParams::Floor>(
+          name, value, {{"small", RlParams::Floor::kSmall}, {"original", RlParams::Floor::kOriginal}});
+    } else if (name == "rl-fit-start") {
+      pp.rl.start = one_of<RlParams::Start>(
+          name, value, {{"empty", RlParams::Start::kEmpty}, {"original", RlParams::Start::kOriginal}});
+    } else if (name == "rl-basis") {
+      pp.rl.basis = one_of<Basis>(name, value, {{"product", Basis::kProduct}, {"independent", Basis::kIndependent}});
     } else if (name == "rl-b-scale") {
       pp.rl.b_scale = in_range(name, parse_number<double>(name, value), 1e-6, 1e6);
     } else if (name == "rl-decision") {

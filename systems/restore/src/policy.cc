@@ -139,8 +139,11 @@ void HeapPolicy::move_page(uint32_t page, int to, std::vector<Move>& moves) {
 void HeapPolicy::promote(uint32_t page, std::vector<Move>& moves) {
   const int from = tier_[page];
   const int to = from - 1;
-  if (full(to)) {
-    uint32_t victim = lowest(to);
+  if (full(to) && victim_after_insert_) {
+    move_page(page, to, moves);
+    move_page(lowest(to), from, moves);  // `page` itself if it is the coldest: it goes straight back
+  } else if (full(to)) {
+    const uint32_t victim = lowest(to);
     move_page(page, to, moves);
     move_page(victim, from, moves);
   } else {

@@ -35,8 +35,28 @@ struct RlParams {
   TdParams td;
   uint32_t step = 100;        // requests per TD state step (original RL_update_freqs = 100)
   uint32_t fit_window = 500;  // membership fit: last 500 observations (original code)
-  uint32_t fit_every = 4;     // refit every 4 observations (original code)
-  double b_scale = 10.0;      // b = 10 / range (thesis L1847)
+  uint32_t fit_every = 4;     // refit every 4 observations (the original refits at each, below)
+  // When the state is observed for the fit: 0, the two tiers' states at each decision and every
+  // tier's at each TD step; N, every tier's once every N requests (the original code: N = 4,
+  // a_b_update_freq_s1/s2, Run_RL.cpp L535-536 and L1445-1648, refitting at each observation,
+  // so fit_every = 1: about 500 observations over 2,000 requests).
+  uint32_t observe_every = 0;
+  double b_scale = 10.0;  // b = 10 / range (thesis L1847)
+  // The centre x-bar of the memberships: the mean of the window (the thesis's "expected value of
+  // x_j", L1847), or its midrange (max + min) / 2 (the original code, Run_RL.cpp L1558, L1569).
+  enum class Centre { kMean, kMidrange };
+  Centre centre = Centre::kMean;
+  // The floor of range(x), so that a constant input gives a steep but finite sigmoid: kSmall,
+  // 1e-3 for s1 and the s2 of 1e-3 queued tasks; kOriginal, 0.1 / pages for s1 and the s2 of 2
+  // queued tasks (Run_RL.cpp L1562, L1570).
+  enum class Floor { kSmall, kOriginal };
+  Floor floor = Floor::kSmall;
+  // The fit before any observation: kEmpty, memberships centred at s1 = 0.5 (range 1) and s2 = 0
+  // (range one queued task), empty windows; kOriginal, each window starts with the observation
+  // s1 = 0.5, s2 = the s2 of 1 queued task, fitted at once (Run_RL.cpp L774-785, L816-821).
+  enum class Start { kEmpty, kOriginal };
+  Start start = Start::kEmpty;
+  Basis basis = Basis::kProduct;  // rl.h: the thesis's product rules or the original's memberships
   // Eq. 6.4's compared quantity (see README): kMean weights each tier's v by its mean temperature
   // s1 ("the sum of their multiplication", L1877; the released code's commented-out variant
   // cost * state[0]), kTotal by its total temperature |K| s1, kPlain is Eq. 6.4 as printed.
@@ -56,6 +76,17 @@ struct PolicyParams {
   double lrfu_lambda = 0.32192809488736235;  // F(x) = 2^{-lambda x}: 2^{-lambda} = 0.8 (original)
   double exd_alpha = 2e-8;                   // S = 1 + S e^{-alpha dt} (original alpha_exd)
   TemperatureParams temp;
+  // TEMP's admission: to enter tier t (fastest first) a page's temperature must also exceed that
+  // of temp_admit[t] requests in the window, 1 - 0.5 e^{-increase n}. Empty: no such threshold.
+  // The original code: 3 requests for Tier 1, 1 for Tier 2 (min_access_toT1/T2, Run_TEMP.cpp
+  // L393-394, L723, L820).
+  std::vector<uint32_t> temp_admit;
+  // A full faster tier's page to demote: chosen before the promoted page enters (kBefore: the
+  // thesis's "make room for the new hotter page"), or after (kAfter: the original code adds the
+  // page, then demotes the tier's coldest, which may be the page itself, straight back;
+  // Run_RL.cpp L1101-1147, Run_TEMP.cpp L728-773).
+  enum class Victim { kBefore, kAfter };
+  Victim victim = Victim::kBefore;
   RlParams rl;
   uint64_t seed = 1;
 };
@@ -110,9 +141,11 @@ class HeapPolicy : public Policy {
 
  protected:
   void set_key(uint32_t page, double key, uint32_t tie);
-  // Moves `page` one tier up, demoting the faster tier's lowest page if it is full.
+  // Moves `page` one tier up, demoting the faster tier's lowest page if it is full (the lowest
+  // before `page` enters, or after if victim_after_insert_: then possibly `page` itself).
   void promote(uint32_t page, std::vector<Move>& moves);
   virtual void moved(uint32_t /*page*/, int /*from*/, int /*to*/) {}
+  bool victim_after_insert_ = false;
 
  private:
   bool less(uint32_t a, uint32_t b) const;
@@ -204,6 +237,7 @@ class ScorePolicy : public HeapPolicy {
 class TempPolicy : public HeapPolicy, public TemperatureListener {
  public:
   TempPolicy(const std::vector<TierSpec>& tiers, uint32_t pages, const PolicyParams& params);
+  void place(const std::vector<uint8_t>& tier_of) override;
   void access(uint32_t page, Op op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) override;
   size_t memory_bytes() const override;
   void temperature_changed(uint32_t page, double before, double after) override;
@@ -215,12 +249,14 @@ class TempPolicy : public HeapPolicy, public TemperatureListener {
  protected:
   void moved(uint32_t page, int from, int to) override;
   void heat(uint32_t page, uint64_t now);  // advance + touch + key
+  void sum_tiers();                        // every tier's temperature sum from the placement
 
   static constexpr double kScale = 4294967296.0;  // fixed point: 2^32 per degree
   static constexpr double kUnit = 1.0 / kScale;
   static int64_t fixed(double t) { return static_cast<int64_t>(t * kScale + 0.5); }
   TemperatureModel model_;
   std::vector<int64_t> sum_;
+  std::vector<double> admit_;  // the least temperature to enter each tier (-inf: none)
 };
 
 // ReStore: TEMP's temperature and demotion, with the upgrade decided by the per-tier agents (Eq. 6.4).
@@ -251,6 +287,8 @@ class RestorePolicy : public TempPolicy {
 
  private:
   void observe_state(int tier, double s1, double s2);
+  void observe_every_tier(QueueProbe& probe);
+  void decide(uint32_t page, int tier, QueueProbe& probe, std::vector<Move>& moves);
   void td_step(uint64_t now, QueueProbe& probe);
   double s2_of(int tier, uint64_t queued) const;
 

@@ -2,15 +2,18 @@
 
 namespace restore {
 
-void rule_basis(const Membership& m1, const Membership& m2, double s1, double s2, double phi[kRules]) {
+void rule_basis(const Membership& m1, const Membership& m2, double s1, double s2, double phi[kRules], Basis basis) {
   const double l1 = m1.large(s1), l2 = m2.large(s2);
   const double mu1[2] = {1.0 - l1, l1}, mu2[2] = {1.0 - l2, l2};
   double total = 0;
   for (int i = 0; i < kRules; i++) {
-    phi[i] = mu1[i >> 1] * mu2[i & 1];
+    if (basis == Basis::kProduct)
+      phi[i] = mu1[i >> 1] * mu2[i & 1];
+    else
+      phi[i] = i < 2 ? mu1[1 - i] : mu2[3 - i];  // L1, S1, L2, S2: the weights sum to 2
     total += phi[i];
   }
-  for (int i = 0; i < kRules; i++) phi[i] /= total;  // total is 1 up to rounding
+  for (int i = 0; i < kRules; i++) phi[i] /= total;  // the product rules' total is 1 up to rounding
 }
 
 void SlidingStats::push(double x) {

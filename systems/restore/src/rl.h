@@ -6,7 +6,8 @@
 //    observations of x, refitted every `fit_every` observations (the original code refits every
 //    4 rounds from the last 500 values).
 //  * FRB value (Eq. 6.3): four rules (s1, s2) in {S, L}^2, w^i = mu(s1) mu(s2),
-//    v(s) = sum p^i w^i / sum w^i = sum p^i phi^i.
+//    v(s) = sum p^i w^i / sum w^i = sum p^i phi^i. The original code instead weighs four
+//    independent memberships (Basis::kIndependent, RL_Agent_2states.h L45-50).
 //  * TD(lambda) (Eq. 6.5-6.6): gamma = e^{-beta tau}, z^i = lambda gamma z^i + phi^i(s_n),
 //    alpha^i = lr0 / (1 + lr_decay * sum_{t<n} phi^i(s_t)), p^i += alpha^i delta z^i with
 //    delta = R_n + gamma v(s_{n+1}) - v(s_n).
@@ -24,6 +25,11 @@ namespace restore {
 
 constexpr int kRules = 4;  // rule index = 2 * [s1 Large] + [s2 Large]
 
+// kProduct: the thesis's rules, w^i = mu(s1) mu(s2) (L1845, Eq. 6.3). kIndependent: the original
+// code's features, w = (mu_L(s1), mu_S(s1), mu_L(s2), mu_S(s2)) in that order, each rule a single
+// membership (RL_Agent_2states.h L45-50; the product rules are commented out there, L51-55).
+enum class Basis { kProduct, kIndependent };
+
 struct Membership {
   double xbar = 0.0;
   double b = 10.0;
@@ -34,8 +40,9 @@ struct Membership {
   static Membership fit(double xbar, double range, double b_scale = 10.0) { return Membership{xbar, b_scale / range}; }
 };
 
-// phi^i(s) = w^i(s) / sum_k w^k(s) for the four rules.
-void rule_basis(const Membership& m1, const Membership& m2, double s1, double s2, double phi[kRules]);
+// phi^i(s) = w^i(s) / sum_k w^k(s) for the four rules of `basis`.
+void rule_basis(const Membership& m1, const Membership& m2, double s1, double s2, double phi[kRules],
+                Basis basis = Basis::kProduct);
 
 // Sliding-window mean, min and max of the last `window` observations (monotonic deques).
 class SlidingStats {

@@ -9,7 +9,7 @@ namespace restore {
 TemperatureModel::TemperatureModel(uint32_t pages, const TemperatureParams& params, TemperatureListener* listener)
     : p_(params),
       listener_(listener),
-      temp_(pages, 0.0),
+      temp_(pages, params.initial),
       last_(pages, 0),
       bucket_(pages, 0),
       cur_(pages, 0),
@@ -17,6 +17,10 @@ TemperatureModel::TemperatureModel(uint32_t pages, const TemperatureParams& para
       ring_(1024) {
   if (p_.timestep == 0 || p_.window == 0 || p_.drop_period == 0)
     throw std::invalid_argument("temperature timestep, window and drop period must be at least 1");
+  if (p_.initial < 0.0 || p_.initial >= 1.0) throw std::invalid_argument("initial temperature must be in [0, 1)");
+  // Never-requested pages (stamp 0) cool from timestep 0, like the original's last request round 0.
+  if (p_.initial > 0.0)
+    for (uint32_t page = 0; page < pages; page++) push(Event{page, 0, p_.drop_period});
 }
 
 double TemperatureModel::heat(double increase, double req) { return 1.0 - 0.5 * std::exp(-increase * req); }

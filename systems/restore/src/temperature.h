@@ -7,7 +7,8 @@
 //    the sliding window (O(1) memory per page).
 //  * Decrease: after every `drop_period` timesteps without a request the temperature drops
 //    by `drop`, down to 0 (the lowest temperature).
-//  * A never-requested page has temperature 0.
+//  * A never-requested page has temperature `initial` (0; the original code starts every page at
+//    0.5, Run_TEMP.cpp L541-551, Run_RL.cpp L741-747) and drops as if requested at request 0.
 //  * A timestep is `timestep` requests (the global request counter / timestep).
 //
 // Decreases are scheduled events (a FIFO: every event is due exactly drop_period timesteps
@@ -27,6 +28,7 @@ struct TemperatureParams {
   double drop = 0.05;        // thesis L1908: decrease 0.05 ...
   uint32_t drop_period = 5;  // ... after 5 timesteps without requests
   uint64_t timestep = 1000;  // requests per timestep (CLI default: pages / 10)
+  double initial = 0.0;      // temperature of a page never requested (the original code: 0.5)
 };
 
 class TemperatureListener {

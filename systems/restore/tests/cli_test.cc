@@ -81,3 +81,31 @@ TEST(Cli, TemperatureDemoHasTheRequestedShape) {
   while ((pos = out.find(",1,", pos)) != std::string::npos) requested++, pos++;
   EXPECT_EQ(requested, 20u);
 }
+
+TEST(Cli, TheOriginalCodesChoicesAreSettings) {
+  // Our defaults, and each of the original code's choices by its option (issue 22).
+  const PolicyParams ours = parse_args({}).config.params;
+  EXPECT_EQ(ours.rl.observe_every, 0u);
+  EXPECT_EQ(ours.rl.centre, RlParams::Centre::kMean);
+  EXPECT_EQ(ours.rl.floor, RlParams::Floor::kSmall);
+  EXPECT_EQ(ours.rl.start, RlParams::Start::kEmpty);
+  EXPECT_EQ(ours.rl.basis, Basis::kProduct);
+  EXPECT_EQ(ours.temp.initial, 0.0);
+  EXPECT_TRUE(ours.temp_admit.empty());
+  EXPECT_EQ(ours.victim, PolicyParams::Victim::kBefore);
+  const PolicyParams original =
+      parse_args({"--rl-observe-every", "4", "--rl-fit-centre", "midrange", "--rl-range-floor", "original",
+                  "--rl-fit-start", "original", "--rl-basis", "independent", "--temp-initial", "0.5", "--temp-admit",
+                  "3:1", "--demote-victim", "after"})
+          .config.params;
+  EXPECT_EQ(original.rl.observe_every, 4u);
+  EXPECT_EQ(original.rl.centre, RlParams::Centre::kMidrange);
+  EXPECT_EQ(original.rl.floor, RlParams::Floor::kOriginal);
+  EXPECT_EQ(original.rl.start, RlParams::Start::kOriginal);
+  EXPECT_EQ(original.rl.basis, Basis::kIndependent);
+  EXPECT_EQ(original.temp.initial, 0.5);
+  EXPECT_EQ(original.temp_admit, (std::vector<uint32_t>{3, 1}));
+  EXPECT_EQ(original.victim, PolicyParams::Victim::kAfter);
+  EXPECT_TRUE(parse_args({"--temp-admit", "3:1", "--temp-admit", "none"}).config.params.temp_admit.empty());
+  EXPECT_NE(error_of({"--rl-basis", "sum"}).find("--rl-basis"), std::string::npos);
+}

@@ -385,3 +385,196 @@ TEST(Restore, TheWarmUpStepsAtEachRequestAfterTheFirstOutsideTierOne) {
   EXPECT_EQ(updates(0), 0u);    // the step at 0 starts the agent; none other before 100
   EXPECT_EQ(updates(20), 20u);  // and with the warm-up an update at each of 60..79
 }
+
+namespace {
+// ReStore on tiers of 3, 4 and 20 pages, pages 0-2 in Tier 1, 3-6 in Tier 2, the rest in Tier 3;
+// no queues, a TD step at request 0 only (step 1000), no exploration.
+struct RestoreHarness {
+  explicit RestoreHarness(PolicyParams p) : ts(tiers({3, 4, 20})) {
+    p.temp.timestep = 1;
+    p.rl.step = 1000;
+    policy = std::make_unique<RestorePolicy>(ts, 20, p);
+    policy->place(fill(ts, 20));
+  }
+  std::vector<Move> access(uint32_t page) {
+    std::vector<Move> moves;
+    policy->access(page, Op::kRead, now++, probe, moves);
+    return moves;
+  }
+  std::vector<TierSpec> ts;
+  std::unique_ptr<RestorePolicy> policy;
+  NoQueue probe;
+  uint64_t now = 0;
+};
+}  // namespace
+
+TEST(Restore, ObservesEveryTierEveryNRequestsAsTheOriginal) {
+  // Requests to Tier 1 only (no decisions) and one TD step: an observation per tier at that step
+  // (0), or one per tier every 4 requests (the original's a_b_update_freq, Run_RL.cpp L1445).
+  auto observations = [](uint32_t observe_every) {
+    PolicyParams p;
+    p.rl.observe_every = observe_every;
+    RestoreHarness h(p);
+    for (int r = 0; r < 100; r++) h.access(0);
+    return std::vector<uint64_t>{h.policy->agent(0).fit1.count(), h.policy->agent(1).fit1.count(),
+                                 h.policy->agent(2).fit2.count()};
+  };
+  EXPECT_EQ(observations(0), (std::vector<uint64_t>{1, 1, 1}));
+  EXPECT_EQ(observations(4), (std::vector<uint64_t>{25, 25, 25}));
+}
+
+TEST(Restore, TheFitCentresOnTheMeanOrTheMidrange) {
+  // Tier 3's mean temperature rises unevenly as its pages are requested; the membership's centre
+  // is the window's mean (the thesis's expected value) or its (max + min) / 2 (the original).
+  auto fitted = [](RlParams::Centre centre) {
+    PolicyParams p;
+    p.rl.centre = centre;
+    p.rl.observe_every = 1;
+    p.rl.fit_every = 1;
+    p.rl.epsilon = {0.0, 0.0};
+    p.rl.td.p_init = 1.0;  // equal costs: every decision upgrades, Tier 3's pages leave one by one
+    RestoreHarness h(p);
+    for (uint32_t page : {7, 8, 9, 9, 10, 0, 0, 0, 0, 0, 0}) h.access(page);
+    return h.policy->agent(2);
+  };
+  const auto mean = fitted(RlParams::Centre::kMean), mid = fitted(RlParams::Centre::kMidrange);
+  ASSERT_GT(std::abs(mean.fit1.mean() - (mean.fit1.max() + mean.fit1.min()) / 2), 1e-4);  // a skewed window
+  EXPECT_DOUBLE_EQ(mean.m1.xbar, mean.fit1.mean());
+  EXPECT_DOUBLE_EQ(mid.m1.xbar, (mid.fit1.max() + mid.fit1.min()) / 2);
+  EXPECT_DOUBLE_EQ(mid.fit1.mean(), mean.fit1.mean());  // the same observations
+}
+
+TEST(Restore, RangeFloorsSmallOrAsTheOriginal) {
+  // Tier 3's state never changes (s1 = 0, no queue): its range is the floor, b = 10 / floor:
+  // 1e-3 and 1e-3 queued tasks, or the original's 0.1 / pages and 2 queued tasks (Run_RL.cpp
+  // L1562, L1570). Tier 3's mean processing time: 750 + 2 x 750 us.
+  auto slopes = [](RlParams::Floor floor) {
+    PolicyParams p;
+    p.rl.floor = floor;
+    p.rl.observe_every = 4;
+    p.rl.fit_every = 1;
+    RestoreHarness h(p);
+    for (int r = 0; r < 8; r++) h.access(0);
+    return std::pair<double, double>{h.policy->agent(2).m1.b, h.policy->agent(2).m2.b};
+  };
+  const auto small = slopes(RlParams::Floor::kSmall), original = slopes(RlParams::Floor::kOriginal);
+  EXPECT_DOUBLE_EQ(small.first, 10 / 1e-3);
+  EXPECT_DOUBLE_EQ(small.second, 10 / (1e-3 * 2250));
+  EXPECT_DOUBLE_EQ(original.first, 10 / (0.1 / 20));
+  EXPECT_DOUBLE_EQ(original.second, 10 / (2 * 2250.0));
+}
+
+TEST(Restore, TheOriginalFitStartsFromOneObservation) {
+  // The original's windows start with s1 = 0.5 and the s2 of 1 queued task (Run_RL.cpp L816-821),
+  // and its memberships are fitted there before any request (L774-785).
+  PolicyParams p;
+  p.rl.start = RlParams::Start::kOriginal;
+  p.rl.floor = RlParams::Floor::kOriginal;
+  const RestoreHarness original(p);
+  const auto& a = original.policy->agent(2);
+  EXPECT_EQ(a.fit1.count(), 1u);
+  EXPECT_DOUBLE_EQ(a.m1.xbar, 0.5);
+  EXPECT_DOUBLE_EQ(a.m1.b, 10 / (0.1 / 20));
+  EXPECT_DOUBLE_EQ(a.m2.xbar, 2250.0);
+  EXPECT_DOUBLE_EQ(a.m2.b, 10 / (2 * 2250.0));
+  const RestoreHarness empty{PolicyParams{}};
+  EXPECT_EQ(empty.policy->agent(2).fit1.count(), 0u);
+  EXPECT_DOUBLE_EQ(empty.policy->agent(2).m1.b, 10.0);
+  EXPECT_DOUBLE_EQ(empty.policy->agent(2).m2.xbar, 0.0);
+}
+
+TEST(Restore, TheBasisIsTheThesissRulesOrTheOriginalsMemberships) {
+  // Tier 3 at s1 = 0 (centre 0.5, range 1: mu_L = 1 / (1 + e^5)) and s2 = 0 (centre 0: mu_L = 0.5).
+  auto basis = [](Basis b) {
+    PolicyParams p;
+    p.rl.basis = b;
+    RestoreHarness h(p);
+    h.access(0);  // the TD step at request 0 records the basis of the state
+    const double* phi = h.policy->agent(2).phi;
+    return std::vector<double>(phi, phi + kRules);
+  };
+  const double l1 = 1 / (1 + std::exp(5.0));
+  const auto product = basis(Basis::kProduct), independent = basis(Basis::kIndependent);
+  EXPECT_NEAR(product[0], (1 - l1) * 0.5, 1e-12);  // (S, S)
+  EXPECT_NEAR(product[3], l1 * 0.5, 1e-12);        // (L, L)
+  EXPECT_NEAR(independent[0], l1 / 2, 1e-12);      // mu_L(s1), mu_S(s1), mu_L(s2), mu_S(s2), over 2
+  EXPECT_NEAR(independent[1], (1 - l1) / 2, 1e-12);
+  EXPECT_NEAR(independent[2], 0.25, 1e-12);
+  EXPECT_NEAR(independent[3], 0.25, 1e-12);
+}
+
+TEST(Restore, TheVictimIsChosenBeforeOrAfterThePageEnters) {
+  // Tier 1's pages are hot; a page requested once is upgraded (equal costs). Chosen before it
+  // enters, the victim is Tier 1's coldest; after (the original, Run_RL.cpp L1101-1147), it is
+  // the page itself, which goes straight back.
+  auto upgrade = [](PolicyParams::Victim victim) {
+    PolicyParams p;
+    p.victim = victim;
+    p.rl.epsilon = {0.0, 0.0};
+    RestoreHarness h(p);
+    for (int r = 0; r < 3; r++)
+      for (uint32_t page : {0, 1, 2}) h.access(page);
+    const std::vector<Move> moves = h.access(3);
+    return std::make_pair(moves, h.policy->tier_of(3));
+  };
+  const auto [before, tier_before] = upgrade(PolicyParams::Victim::kBefore);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_NE(before[1].page, 3u);
+  EXPECT_EQ(tier_before, 0);
+  const auto [after, tier_after] = upgrade(PolicyParams::Victim::kAfter);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].page, 3u);
+  EXPECT_EQ(after[1].page, 3u);
+  EXPECT_EQ(after[1].to, 1);
+  EXPECT_EQ(tier_after, 1);
+}
+
+TEST(TempPolicy, TheOriginalAdmitsAboveTheTemperatureOfNRequests) {
+  // Tiers of 2, 2 and 10 pages, page 4 in Tier 3. Without thresholds it climbs a tier per request;
+  // with the original's (3 requests for Tier 1, 1 for Tier 2: Run_TEMP.cpp L723, L820) it enters
+  // Tier 2 at its 2nd request and Tier 1 at its 4th.
+  auto tiers_after_each_request = [](std::vector<uint32_t> admit) {
+    PolicyParams p;
+    p.temp.timestep = 1;
+    p.temp_admit = admit;
+    TempPolicy h(tiers({2, 2, 10}), 6, p);
+    h.place(fill(tiers({2, 2, 10}), 6));
+    NoQueue q;
+    std::vector<Move> mv;
+    std::vector<int> out;
+    for (uint64_t r = 0; r < 4; r++) {
+      h.access(4, Op::kRead, r, q, mv);
+      out.push_back(h.tier_of(4));
+    }
+    return out;
+  };
+  EXPECT_EQ(tiers_after_each_request({}), (std::vector<int>{1, 0, 0, 0}));
+  EXPECT_EQ(tiers_after_each_request({3, 1}), (std::vector<int>{2, 1, 1, 0}));
+}
+
+TEST(Temperature, PagesStartAtTheInitialTemperatureAndCool) {
+  // The original's pages start at 0.5 as if requested at round 0 (Run_TEMP.cpp L541-551); ours at 0.
+  TemperatureParams p;
+  p.timestep = 1;
+  p.initial = 0.5;
+  TemperatureModel m(2, p, nullptr);
+  EXPECT_EQ(m.temperature(1), 0.5);
+  m.advance(4);
+  EXPECT_EQ(m.temperature(1), 0.5);
+  m.advance(5);  // 5 idle timesteps
+  EXPECT_NEAR(m.temperature(1), 0.45, 1e-12);
+  m.touch(0, 5);
+  EXPECT_NEAR(m.temperature(0), 1 - 0.5 * std::exp(-0.2), 1e-12);  // a request sets it as usual
+  m.advance(9);
+  EXPECT_NEAR(m.temperature(1), 0.45, 1e-12);
+  m.advance(10);  // both idle for 5 timesteps again
+  EXPECT_NEAR(m.temperature(1), 0.40, 1e-12);
+  EXPECT_NEAR(m.temperature(0), 1 - 0.5 * std::exp(-0.2) - 0.05, 1e-12);
+  // TEMP's tier means start there too.
+  PolicyParams pp;
+  pp.temp = p;
+  TempPolicy h(tiers({2, 10}), 4, pp);
+  h.place(fill(tiers({2, 10}), 4));
+  EXPECT_DOUBLE_EQ(h.mean_temperature(0), 0.5);
+  EXPECT_DOUBLE_EQ(h.mean_temperature(1), 0.5);
+}

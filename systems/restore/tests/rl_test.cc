@@ -77,3 +77,16 @@ TEST(SlidingStats, WindowMeanMinMax) {
   EXPECT_DOUBLE_EQ(st.max(), 4.0);
   EXPECT_DOUBLE_EQ(st.min(), 1.0);
 }
+
+TEST(Membership, IndependentBasisWeighsEachMembershipAlone) {
+  // The original code's features (RL_Agent_2states.h L45-50): mu_L(s1), mu_S(s1), mu_L(s2),
+  // mu_S(s2), normalised by their sum, 2.
+  Membership m1 = Membership::fit(0.5, 1.0), m2 = Membership::fit(100, 400);
+  double phi[kRules];
+  rule_basis(m1, m2, 0.6, 50, phi, Basis::kIndependent);
+  const double l1 = 1 / (1 + std::exp(-10 * 0.1)), l2 = 1 / (1 + std::exp(-(10.0 / 400) * -50));
+  EXPECT_NEAR(phi[0], l1 / 2, 1e-12);
+  EXPECT_NEAR(phi[1], (1 - l1) / 2, 1e-12);
+  EXPECT_NEAR(phi[2], l2 / 2, 1e-12);
+  EXPECT_NEAR(phi[3], (1 - l2) / 2, 1e-12);
+}
