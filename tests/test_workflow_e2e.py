@@ -177,7 +177,7 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     assert code == 0, out[-3000:]
     # Not run: the two flash-only claims (the quick profile has no flash device), Figure 6.12's
     # largest group (10M pages: the full profile only), the baselines' series of Figures 5.6, 5.10
-    # and 5.12 (the full profile's) and GraphChi's WCC in Figure 5.11 (quick runs GridGraph and GraphX).
+    # and 5.12 (the full profile's) and GraphChi's WCC in Figure 5.11 (quick runs GridGraph, Mosaic and GraphX).
     outcomes = claim_outcomes(clone)
     assert sorted(c for c, status in outcomes.items() if status == "not run") == [
         "cave-5.10-blocked-wcc-faster-than-baselines", "cave-5.11a-wcc-faster-than-graphchi",
