@@ -125,3 +125,17 @@ def test_a_failure_the_config_expects_carries_its_reason_and_others_are_unexpect
     passing = claims.evaluate_all([{**claim, "check": {"kind": "all_rows", "expression": "a == 1"}}], root=tmp_path,
                                   profile="quick")
     assert passing[0]["status"] == claims.PASS and passing[0]["known_reason"] == ""
+
+
+def test_a_compare_side_may_take_a_statistic_per_group_first(tmp_path):
+    """The highest of the other policies' medians, not the highest single repeat: one disturbed
+    repeat (tlfu's 9) decides neither side."""
+    rows = pd.DataFrame({"policy": ["restore"] * 3 + ["tlfu"] * 3 + ["exd"] * 3,
+                         "cpu": [5.0, 5.2, 4.9, 1.0, 9.0, 1.1, 2.0, 2.1, 2.2]})
+    side = {"data": "x.csv", "where": "policy != 'restore'", "column": "cpu", "aggregate": "max"}
+    check = {"kind": "compare", "left": {"data": "x.csv", "where": "policy == 'restore'", "column": "cpu",
+                                         "aggregate": "median"}, "right": side}
+    assert claims.check_compare({"x.csv": rows}, check).status == claims.FAIL  # 5.0 vs the one 9.0
+    side["per"] = {"group_by": ["policy"], "statistic": "median"}
+    outcome = claims.check_compare({"x.csv": rows}, check)
+    assert outcome.status == claims.PASS and outcome.measured.startswith("5 vs 2.1")

@@ -126,12 +126,21 @@ def _row_values(row: pd.Series, expression: str) -> str:
     return ", ".join(f"{c}={_fmt(row[c]) if isinstance(row[c], float) else row[c]}" for c in dict.fromkeys(shown))
 
 
+def _side_value(rows: pd.DataFrame, spec: dict) -> float:
+    """A compare side's number: its aggregate over the rows or, with `per`, over one statistic per
+    group (e.g. the highest of each other policy's median over its repeats, so that one noisy
+    repeat does not decide)."""
+    per = spec.get("per")
+    if per:
+        rows = rows.groupby(per["group_by"])[spec["column"]].agg(per["statistic"]).to_frame()
+    return _aggregate(rows, spec["column"], spec.get("aggregate", "mean"))
+
+
 def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
     sides = [_select(frames[spec["data"]], spec.get("where")) for spec in (check["left"], check["right"])]
     if any(rows.empty for rows in sides) and "if_none" in check:  # e.g. no baseline finished a run
         return Outcome(NOT_RUN, "", check["if_none"])
-    left, right = (_aggregate(rows, spec["column"], spec.get("aggregate", "mean"))
-                   for rows, spec in zip(sides, (check["left"], check["right"])))
+    left, right = (_side_value(rows, spec) for rows, spec in zip(sides, (check["left"], check["right"])))
     if right == 0:  # an infinite ratio would pass any minimum whatever the left side: never a verdict
         raise ValueError(f"the right side ({check['right']['column']}, {check['right'].get('aggregate', 'mean')}) "
                          f"is 0, so left / right is undefined")
@@ -221,7 +230,8 @@ def evaluate_all(claims: list[dict], root: Path = REPO_ROOT, available: set[str]
         outcome = evaluate(claim, root, available)
         rows.append({"id": claim["id"], "chapter": claim["chapter"], "item": claim["item"],
                      "thesis_line": claim["thesis_line"], "status": outcome.status,
-                     "measured": outcome.measured, "detail": outcome.detail,
+                     "measured": outcome.measured,
+                     "detail": f"{outcome.detail} Scope: {claim['scope']}" if claim.get("scope") else outcome.detail,
                      "known_reason": known_reason(claim, profile) if outcome.status == FAIL else "",
                      "quote": claim["quote"]})
     return rows

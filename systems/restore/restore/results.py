@@ -59,7 +59,9 @@ COLUMN_DOCS = {
     "demotions_t2_t3": "pages demoted from Tier 2 to Tier 3",
     "migrations_total": "all page moves (promotions + demotions)",
     "overhead_us_per_access": "cpu_us / requests (Table 6.6's CPU); NA when not measured",
-    "policy_memory_bytes": "bytes of the policy's data structures, placement included (Table 6.6's memory)",
+    "policy_memory_bytes": "bytes of the policy's data structures, placement included, as the policy counts them",
+    "policy_heap_bytes": "heap bytes the policy holds at the end of its run, measured by the allocator (in use with "
+                         "it minus without it): Table 6.6's memory",
     "normalized_runtime": "runtime_us / Static's in the same group; NA when the CPU time is not measured",
     "normalized_data_access": "data_access_us / Static's in the same group (the thesis's normalized latency)",
     # derived here
@@ -80,6 +82,7 @@ COLUMN_DOCS = {
     # Table 6.6
     "repeat": "repetition (1, 2, ...)",
     "policy_memory_mb": "policy_memory_bytes / 1e6",
+    "policy_heap_mb": "policy_heap_bytes / 1e6",
     # cross-check
     "engine": "sim: virtual-time simulator; emu: real-time emulator (sleeping thread pools)",
     "rule_based": "the policy is one of the six rule-based ones (Static included), not ReStore",

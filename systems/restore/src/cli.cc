@@ -353,7 +353,8 @@ std::string csv_header() {
   return "engine,policy,workload,seed,pages,requests,read_pct,tiers,capacity_pages,read_latency_us,alpha,k_r,k_w,"
          "page_size,server_model,arrival,clients,reads,writes,accesses,promotions,demotions,accesses_t1,accesses_t2,"
          "accesses_t3,migrations_t2_t1,migrations_t3_t2,demotions_t1_t2,demotions_t2_t3,migrations_total,"
-         "mean_latency_us,data_access_us,cpu_us,runtime_us,overhead_us_per_access,policy_memory_bytes,sim_wall_s\n";
+         "mean_latency_us,data_access_us,cpu_us,runtime_us,overhead_us_per_access,policy_memory_bytes,"
+         "policy_heap_bytes,sim_wall_s\n";
 }
 
 static std::string csv_row(const Options& o, const std::string& policy, const std::string& workload, uint32_t pages,
@@ -386,7 +387,7 @@ static std::string csv_row(const Options& o, const std::string& policy, const st
       << fixed(s.latency_sum_us / static_cast<double>(s.requests), 4) << ',' << fixed(s.data_access_us, 3) << ','
       << (show_cpu ? fixed(cpu_us, 3) : "") << ',' << (show_cpu ? fixed(s.data_access_us + cpu_us, 3) : "") << ','
       << (show_cpu ? fixed(cpu_us / static_cast<double>(s.requests), 5) : "") << ',' << s.policy_memory_bytes << ','
-      << (c.cpu_timing ? fixed(s.wall_s, 4) : "") << '\n';
+      << s.policy_heap_bytes << ',' << (c.cpu_timing ? fixed(s.wall_s, 4) : "") << '\n';
   return row.str();
 }
 

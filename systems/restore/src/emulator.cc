@@ -232,6 +232,7 @@ RunStats emulate(const SimConfig& config, Workload& workload) {
   s.policy_ns = policy_ns;
   s.policy_memory_bytes = policy->memory_bytes();
   s.wall_s = s.data_access_us * 1e-6;
+  s.policy_heap_bytes = release_and_measure(policy);
   return s;
 }
 

@@ -1,5 +1,7 @@
 #include "simulator.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -51,6 +53,13 @@ class SimProbe : public QueueProbe {
 };
 
 }  // namespace
+
+size_t release_and_measure(std::unique_ptr<Policy>& policy) {
+  const size_t with_policy = mallinfo2().uordblks;
+  policy.reset();
+  const size_t without = mallinfo2().uordblks;
+  return with_policy > without ? with_policy - without : 0;
+}
 
 RunStats simulate(const SimConfig& config, Workload& workload) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -128,6 +137,7 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
   s.policy_ns = policy_ns;
   s.policy_memory_bytes = policy->memory_bytes();
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  s.policy_heap_bytes = release_and_measure(policy);
   return s;
 }
 

@@ -39,9 +39,15 @@ struct RunStats {
   double latency_sum_us = 0;         // client requests: finish - arrival
   double data_access_us = 0;         // time until every I/O (migrations included) has finished
   double policy_ns = 0;              // measured time inside the policy (0 without cpu_timing)
-  size_t policy_memory_bytes = 0;
-  double wall_s = 0;  // wall time of the whole run
+  size_t policy_memory_bytes = 0;    // the structures the policy counts (Policy::memory_bytes)
+  size_t policy_heap_bytes = 0;      // measured: the heap freed when the policy is destroyed after its run
+  double wall_s = 0;                 // wall time of the whole run
 };
+
+// What `policy` holds on the heap, measured by the allocator: the bytes in use with it minus without
+// it (it is destroyed), its own count's blind spots (node-based containers, capacity slack, the
+// allocator's per-chunk overhead) included. Leaves `policy` empty.
+size_t release_and_measure(std::unique_ptr<Policy>& policy);
 
 // The placement the run starts from: kFill puts pages 0.. in the fastest tier until it is full,
 // then the next tier, ... (the original code's initial placement); kSlowest puts every page in the
