@@ -78,6 +78,21 @@ def test_figure_params_precedence():
     assert "cpu_timing" not in cross["options"]
 
 
+def test_a_profile_that_builds_the_server_records_tpcc_unless_a_tpcc_trace_is_configured():
+    experiment = config.load("experiments/restore.yaml")
+    quick = config.load_profile("quick")
+    assert plan.recorded_tpcc(experiment, quick) == {"warehouses": 1, "transactions": 10000}
+    assert plan.with_recorded_traces(experiment, quick)["traces"]["tpcc"] == {"path": plan.TPCC_TRACE,
+                                                                            "format": "postgres"}
+    assert "tpcc" not in experiment["traces"]  # the loaded config is not changed
+    assert plan.trace_inputs(plan.with_recorded_traces(experiment, quick), "fig_6_13") == [plan.trace_csv("tpcc")]
+    assert plan.recorded_tpcc(experiment, config.load_profile("ci")) is None  # no server: no trace
+    given = {**experiment, "traces": {"tpcc": {"path": "mine.trace", "format": "postgres"}}}
+    assert plan.recorded_tpcc(given, quick) is None and plan.with_recorded_traces(given, quick) is given
+    with pytest.raises(plan.RestoreError, match="restore.tpcc_trace records TPC-C on the ACE server"):
+        plan.recorded_tpcc(experiment, {**quick, "ace_server": False})
+
+
 def _row(policy, data, up, group="g"):
     return {"workload": group, "t1_pct": 3, "t2_pct": 8, "seed": 1, "policy": policy, "data_access_us": data,
             "migrations_t2_t1": up, "migrations_t3_t2": 0}

@@ -341,24 +341,24 @@ def test_the_cave_experiments_run_in_the_cave_image_with_an_emulated_ssd(clone):
 @pytest.mark.skipif(not _docker_engine() or not os.path.exists("/dev/fuse"),
                     reason="no Docker engine or no /dev/fuse here: the baselines in the cave image are not tested")
 def test_the_baselines_build_and_answer_right_in_the_cave_image(clone):
-    """GraphChi, GridGraph and Mosaic built in the cave image from sources fetched on the host, and
-    GraphX on the image's Java, run WCC on an emulated SSD mounted inside it, each in a memory
-    cgroup made inside the container (GraphX in memory); every answer is checked vertex by vertex
-    inside the campaign, so a row that ran is a right answer."""
+    """GridGraph (make, as GraphChi's build) and Mosaic (CMake) built in the cave image from sources
+    fetched on the host, and GraphX on the image's Java, run WCC on an emulated SSD mounted inside
+    it, each out-of-core one in a memory cgroup made inside the container; every answer is checked
+    vertex by vertex inside the campaign, so a row that ran is a right answer."""
     (clone / "configs/profiles/docker-baselines.yaml").write_text(
         "name: docker-baselines\ndescription: Figure 5.11 on one emulated SSD in docker mode (test)\n"
         "runtime: docker\ndevices: [emu-optane]\nfio_point: {runtime_ms: 200, ramp_ms: 50}\n"
         "characterize: {devices: [], max_threads: 2}\n"
         "cave: {graph_size: tiny, repetitions: 1, baseline_timeout_s: 300,\n"
         "  figures: {fig_5_11: {devices: [emu-optane], graphs: [social],\n"
-        "                       baselines: [graphchi, gridgraph, mosaic, graphx]}}}\n")
+        "                       baselines: [gridgraph, mosaic, graphx]}}}\n")
     code, out = make(clone, "reproduce", profile="docker-baselines")
     assert code == 0, out[-3000:]
     sidecar = json.loads((clone / "results/cave/devices/emu-optane/baselines.csv.json").read_text())
     assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/cave:")
     rows = {r["system"]: r for r in csv.DictReader(open(clone / "results/cave/devices/emu-optane/baselines.csv"))}
-    assert sorted(rows) == ["GraphChi", "GraphX", "GridGraph", "Mosaic"]
+    assert sorted(rows) == ["GraphX", "GridGraph", "Mosaic"]
     assert {system: row["status"] for system, row in rows.items()} == dict.fromkeys(rows, "ran")
-    assert all(rows[s]["memory_limit"].startswith("cgroup v") for s in ("GraphChi", "GridGraph", "Mosaic"))
+    assert all(rows[s]["memory_limit"].startswith("cgroup v") for s in ("GridGraph", "Mosaic"))
     assert (clone / "figures/generated/fig_5_11.pdf").exists()
     assert not os.path.ismount(clone / "scratch/emussd/emu-optane/mnt"), "the emulated SSD must be unmounted"

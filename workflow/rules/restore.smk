@@ -4,7 +4,9 @@
 
 from restore import plan as restore_plan
 
-RESTORE_EXPERIMENT = CONFIGS["experiments/restore.yaml"]
+# with the TPC-C trace of our own server when the profile records one (restore.tpcc_trace)
+RESTORE_EXPERIMENT = restore_plan.with_recorded_traces(CONFIGS["experiments/restore.yaml"], PROFILE_CONFIG)
+RESTORE_TPCC_TRACE = restore_plan.recorded_tpcc(CONFIGS["experiments/restore.yaml"], PROFILE_CONFIG)
 RESTORE_PROFILE = PROFILE_CONFIG.get("restore", {})
 RESTORE_PLAN = restore_plan.outputs(RESTORE_PROFILE)
 RESTORE_BINARY = restore_plan.BINARY
@@ -28,6 +30,28 @@ rule build_restore_simulator:
         "results/benchmarks/build_restore_simulator.tsv"
     run:
         restore_steps.build_restore_simulator(binary=output.binary, log=log[0])
+
+
+if RESTORE_TPCC_TRACE:
+
+    rule record_tpcc_trace:
+        """TPC-C on our PostgreSQL with its page-access trace on (one client, the standard mix): the
+        trace of Chapter 6's TPC-C rows, sized by the profile's restore.tpcc_trace."""
+        input:
+            server=ACE_SERVER,
+            image=image("ace"),
+        output:
+            trace=restore_plan.TPCC_TRACE,
+        params:
+            sizing=RESTORE_TPCC_TRACE,
+        log:
+            "results/logs/record_tpcc_trace.log",
+        benchmark:
+            "results/benchmarks/record_tpcc_trace.tsv"
+        run:
+            ace_steps.record_tpcc_trace(server_record=input.server, warehouses=params.sizing["warehouses"],
+                                        transactions=params.sizing["transactions"], trace_out=output.trace,
+                                        log=log[0])
 
 
 rule convert_restore_trace:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 from ace import build as ace_build
-from ace import campaign, ideal, plan, sim
+from ace import campaign, ideal, plan, sim, trace
 from ace.results import FIGURE_COLUMNS, RUN_COLUMNS, figure_rows, summarize
 from ssdartifact import REPO_ROOT, config, devices, files, provenance
 from ssdartifact.tidy import write_csv
@@ -58,6 +58,24 @@ def load_ace_templates(*, points: list[dict], profile_ace: dict, server_record: 
                                          lambda message: print(message, file=progress, flush=True))
     files.atomic_write_text(Path(record), json.dumps(loaded, indent=1) + "\n")
     provenance.write_sidecar(record, produced_by="steps.ace.load_ace_templates", inputs=[server_record],
+                             started=started)
+
+
+@in_image("ace")
+def record_tpcc_trace(*, server_record: str, warehouses: int, transactions: int, trace_out: str, log: str) -> None:
+    """TPC-C's page-access trace on our PostgreSQL (ace.trace), for Chapter 6's TPC-C rows; off the
+    devices, alone (a computation: its time is not measured)."""
+    started = provenance.now()
+    out = Path(trace_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")  # a stopped job leaves no trace that looks complete
+    with open(log, "w", encoding="utf-8") as progress:
+        facts = trace.record_tpcc(_install(server_record), warehouses=warehouses, transactions=transactions,
+                                  work=REPO_ROOT / "scratch" / "ace" / "tpcc-trace-run", out=partial,
+                                  say=lambda message: print(message, file=progress, flush=True))
+        print(f"{facts}", file=progress)
+    partial.replace(out)
+    provenance.write_sidecar(str(out), produced_by="steps.ace.record_tpcc_trace", inputs=[server_record],
                              started=started)
 
 

@@ -30,3 +30,24 @@ def test_the_trace_records_reads_and_writes_of_each_relation(install, server_roo
     assert ops == {"R", "W"}
     assert all(int(m.group(6)) < blocks for m in on_accounts)
     assert len({m.group(1) for m in parsed}) > 2  # several processes wrote to it
+
+
+def test_tpccs_trace_for_chapter_6_is_the_same_requests_every_time(install, tmp_path):
+    """ace.trace: one client, pgbench's seed fixed and no autovacuum, so that two recordings from the
+    same template ask for the same pages in the same order (Chapter 6's TPC-C results are
+    checksummed with the rest of its virtual-time results); only the processes' ids differ."""
+    from ace import experiment, trace  # noqa: PLC0415
+
+    requests = []
+    for attempt in (1, 2):
+        raw = tmp_path / f"buffer-{attempt}.trace"
+        facts = trace.record_tpcc(install, warehouses=1, transactions=100, work=tmp_path / "run", out=raw,
+                                  say=lambda message: None)
+        assert facts["bytes"] == raw.stat().st_size > 0 and not (tmp_path / "run").exists()
+        lines = raw.read_text().splitlines()
+        assert all(LINE.match(line) for line in lines)
+        requests.append([line.split(",", 1)[1] for line in lines])
+    assert requests[0] == requests[1]
+    assert len(requests[0]) > 100 * 10 and len(set(requests[0])) > 100  # tens of pages per transaction
+    with pytest.raises(experiment.ExperimentError, match="at least 1 warehouse and 1 transaction"):
+        trace.record_tpcc(install, warehouses=1, transactions=0, work=tmp_path / "run", out=tmp_path / "x")

@@ -24,6 +24,25 @@ DETERMINISTIC = ["fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_10", "fig_6_
                  "table_6_5"]
 MEASURED = ["table_6_6", "crosscheck"]
 USES_TRACES = {"fig_6_7", "fig_6_13", "table_6_5"}
+# TPC-C's trace from our own PostgreSQL (ace.trace), recorded by a profile that builds the server
+# and sizes it (its restore.tpcc_trace), unless configs/experiments/restore.yaml names a tpcc trace
+TPCC_TRACE = "scratch/ace/tpcc-trace/buffer.trace"
+
+
+def recorded_tpcc(experiment: dict, profile: dict) -> dict | None:
+    """The profile's TPC-C trace sizing ({warehouses, transactions}) when this run records one."""
+    sizing = profile.get("restore", {}).get("tpcc_trace")
+    if sizing and not profile.get("ace_server", False):
+        raise RestoreError(f"profile {profile.get('name')!r}: key restore.tpcc_trace records TPC-C on the ACE "
+                           "server, which this profile does not build (ace_server: false)")
+    return sizing if sizing and "tpcc" not in experiment["traces"] else None
+
+
+def with_recorded_traces(experiment: dict, profile: dict) -> dict:
+    """configs/experiments/restore.yaml's traces, and the TPC-C trace this run records."""
+    if recorded_tpcc(experiment, profile) is None:
+        return experiment
+    return {**experiment, "traces": {**experiment["traces"], "tpcc": {"path": TPCC_TRACE, "format": "postgres"}}}
 
 
 def deterministic_figures(profile_restore: dict | None) -> list[str]:
