@@ -60,7 +60,11 @@ def test_shipped_profiles_plan_their_csvs():
     ci = plan.outputs(config.load_profile("ci")["restore"])
     assert ci["measured"] == []  # the ci profile measures nothing: all its outputs are checksummed
     assert len(ci["deterministic"]) == 9
-    assert plan.outputs(None) == {"deterministic": [], "measured": []}
+    assert plan.outputs(None) == {"simulated": [], "deterministic": [], "measured": []}
+    recorded = plan.outputs(config.load_profile("quick")["restore"], recorded_trace=True)
+    assert recorded["simulated"] == quick["simulated"] and "results/restore/fig_6_8.csv" in recorded["deterministic"]
+    assert [p for p in recorded["measured"] if p not in quick["measured"]] == [
+        "results/restore/fig_6_7.csv", "results/restore/fig_6_13.csv", "results/restore/table_6_5.csv"]
 
 
 def test_figure_params_precedence():

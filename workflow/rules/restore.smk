@@ -8,11 +8,12 @@ from restore import plan as restore_plan
 RESTORE_EXPERIMENT = restore_plan.with_recorded_traces(CONFIGS["experiments/restore.yaml"], PROFILE_CONFIG)
 RESTORE_TPCC_TRACE = restore_plan.recorded_tpcc(CONFIGS["experiments/restore.yaml"], PROFILE_CONFIG)
 RESTORE_PROFILE = PROFILE_CONFIG.get("restore", {})
-RESTORE_PLAN = restore_plan.outputs(RESTORE_PROFILE)
+RESTORE_PLAN = restore_plan.outputs(RESTORE_PROFILE, recorded_trace=bool(RESTORE_TPCC_TRACE))
 RESTORE_BINARY = restore_plan.BINARY
 
 RESTORE_MEASURED_RESULTS = RESTORE_PLAN["measured"]  # CSVs with measured CPU time or wall-clock runs
 RESTORE_DETERMINISTIC_RESULTS = RESTORE_PLAN["deterministic"]  # virtual-time CSVs: checksummed
+RESTORE_SIMULATED_RESULTS = RESTORE_PLAN["simulated"]  # every virtual-time CSV, those of a recorded trace too
 
 
 rule build_restore_simulator:
@@ -88,8 +89,8 @@ if RESTORE_FIGURES:
             traces=[p for f in RESTORE_FIGURES for p in restore_plan.trace_inputs(RESTORE_EXPERIMENT, f)],
             image=image("restore"),
         output:
-            csvs=RESTORE_DETERMINISTIC_RESULTS,
-            sidecars=[f"{path}.json" for path in RESTORE_DETERMINISTIC_RESULTS],
+            csvs=RESTORE_SIMULATED_RESULTS,
+            sidecars=[f"{path}.json" for path in RESTORE_SIMULATED_RESULTS],
         params:
             figures=RESTORE_FIGURES,
             runs={f: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, f) for f in RESTORE_FIGURES},

@@ -22,7 +22,7 @@ from typing import Callable
 
 from . import experiment, tpcc
 from .campaign import TEMPLATES
-from .server import Server, hand_over
+from .server import Server, check_reachable, hand_over
 
 POOL_FRACTION = 0.06  # the thesis's default pool (Chapter 4)
 SEED = 1
@@ -39,6 +39,7 @@ def record_tpcc(install: Path, *, warehouses: int, transactions: int, work: Path
     work = Path(work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    check_reachable(work)  # the server's unprivileged user must reach its cluster there
     hand_over(work)
     experiment.place_cluster(template, work / "data", work / "wal")
     traced = work / "buffer.trace"

@@ -12,6 +12,7 @@ from ace.server import Server
 pytestmark = pytest.mark.e2e
 
 LINE = re.compile(r"^(\d+),(\d+),(\d+),(\d+),(\d+),(\d+),([RW])$")
+FIRST_USER_OID = 16384  # relations below it are the catalog's
 
 
 def test_the_trace_records_reads_and_writes_of_each_relation(install, server_root):
@@ -32,22 +33,23 @@ def test_the_trace_records_reads_and_writes_of_each_relation(install, server_roo
     assert len({m.group(1) for m in parsed}) > 2  # several processes wrote to it
 
 
-def test_tpccs_trace_for_chapter_6_is_the_same_requests_every_time(install, tmp_path):
+def test_tpccs_trace_for_chapter_6_asks_for_the_same_table_pages_every_time(install, server_root, tmp_path):
     """ace.trace: one client, pgbench's seed fixed and no autovacuum, so that two recordings from the
-    same template ask for the same pages in the same order (Chapter 6's TPC-C results are
-    checksummed with the rest of its virtual-time results); only the processes' ids differ."""
+    same template read the same pages of TPC-C's relations in the same order. The whole trace is
+    not the same: the catalog's lookups and the background writes follow timing, so Chapter 6's
+    results on it are measured ones, not checksummed (restore.plan.outputs)."""
     from ace import experiment, trace  # noqa: PLC0415
 
-    requests = []
+    reads = []
     for attempt in (1, 2):
         raw = tmp_path / f"buffer-{attempt}.trace"
-        facts = trace.record_tpcc(install, warehouses=1, transactions=100, work=tmp_path / "run", out=raw,
+        facts = trace.record_tpcc(install, warehouses=1, transactions=100, work=server_root / "run", out=raw,
                                   say=lambda message: None)
-        assert facts["bytes"] == raw.stat().st_size > 0 and not (tmp_path / "run").exists()
-        lines = raw.read_text().splitlines()
-        assert all(LINE.match(line) for line in lines)
-        requests.append([line.split(",", 1)[1] for line in lines])
-    assert requests[0] == requests[1]
-    assert len(requests[0]) > 100 * 10 and len(set(requests[0])) > 100  # tens of pages per transaction
+        assert facts["bytes"] == raw.stat().st_size > 0 and not (server_root / "run").exists()
+        parsed = [LINE.match(line) for line in raw.read_text().splitlines()]
+        assert all(parsed)
+        reads.append([m.groups()[1:6] for m in parsed if int(m.group(4)) >= FIRST_USER_OID and m.group(7) == "R"])
+    assert reads[0] == reads[1]
+    assert len(reads[0]) > 100 * 10 and len(set(reads[0])) > 100  # tens of pages per transaction
     with pytest.raises(experiment.ExperimentError, match="at least 1 warehouse and 1 transaction"):
-        trace.record_tpcc(install, warehouses=1, transactions=0, work=tmp_path / "run", out=tmp_path / "x")
+        trace.record_tpcc(install, warehouses=1, transactions=0, work=server_root / "run", out=tmp_path / "x")

@@ -51,14 +51,20 @@ def deterministic_figures(profile_restore: dict | None) -> list[str]:
     return [name for name in DETERMINISTIC if name in figures]
 
 
-def outputs(profile_restore: dict | None) -> dict[str, list[str]]:
-    """The CSVs this profile produces: {"deterministic": [...], "measured": [...]}."""
+def outputs(profile_restore: dict | None, recorded_trace: bool = False) -> dict[str, list[str]]:
+    """The CSVs this profile produces: {"simulated": the virtual-time ones (one job computes them),
+    "deterministic": those checksummed, "measured": the others}. With a trace this run records
+    (TPC-C on our server: its catalog lookups and background writes follow timing), the figures
+    that read traces are measured results too."""
     figures = (profile_restore or {}).get("figures", {})
-    deterministic = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)]
-    measured = [f"{RESULTS}/{name}.csv" for name in MEASURED if name in figures]
+    simulated = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)]
+    on_recorded = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)
+                   if recorded_trace and name in USES_TRACES]
+    measured = on_recorded + [f"{RESULTS}/{name}.csv" for name in MEASURED if name in figures]
     if "crosscheck" in figures:
         measured.append(f"{RESULTS}/crosscheck_pairs.csv")
-    return {"deterministic": deterministic, "measured": measured}
+    return {"simulated": simulated, "deterministic": [path for path in simulated if path not in on_recorded],
+            "measured": measured}
 
 
 def tier_models(names: list[str]) -> dict[str, list]:
