@@ -25,7 +25,8 @@ BINARY_NAME = "restore-sim"
 
 INT_COLUMNS = {"seed", "pages", "requests", "tiers", "page_size", "clients", "reads", "writes", "accesses_t1",
                "accesses_t2", "accesses_t3", "migrations_t2_t1", "migrations_t3_t2", "demotions_t1_t2",
-               "demotions_t2_t3", "migrations_total", "policy_memory_bytes", "policy_heap_bytes", "timestep", "requested"}
+               "demotions_t2_t3", "migrations_total", "policy_memory_bytes", "policy_heap_bytes", "timestep",
+               "requested"}
 FLOAT_COLUMNS = {"read_pct", "mean_latency_us", "data_access_us", "cpu_us", "runtime_us", "overhead_us_per_access",
                  "sim_wall_s", "temperature"}
 
