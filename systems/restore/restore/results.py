@@ -85,6 +85,8 @@ COLUMN_DOCS = {
     "policy_heap_mb": "policy_heap_bytes / 1e6",
     # cross-check
     "engine": "sim: virtual-time simulator; emu: real-time emulator (sleeping thread pools)",
+    "runs": "runs of this engine whose median the times are (the simulator's virtual time: 1)",
+    "spread": "(max - min) / median of this engine's runs' data_access_us",
     "rule_based": "the policy is one of the six rule-based ones (Static included), not ReStore",
     "tolerance": "simulated times closer than this (relative) may be ordered either way by the emulator",
     "policy_a": "first policy of the pair",

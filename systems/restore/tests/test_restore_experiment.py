@@ -102,9 +102,11 @@ def test_emulator_ranks_policies_as_the_simulator(binary):
     in the simulator, swapped in one CI run on 2026-11-27).
     ReStore's decisions depend on the observed queues and response times, which differ between
     virtual and real time; its position in both engines is reported, not asserted."""
-    rows = ex.crosscheck({"binary": binary})
+    rows = ex.crosscheck({"binary": binary, "repeats": 3})  # the emulator's times: medians of 3 runs
     sim = {r["policy"]: r for r in rows if r["engine"] == "sim"}
     emu = {r["policy"]: r for r in rows if r["engine"] == "emu"}
+    assert {r["runs"] for r in sim.values()} == {1} and {r["runs"] for r in emu.values()} == {3}
+    assert all(r["spread"] == 0 for r in sim.values()) and all(r["spread"] >= 0 for r in emu.values())
     for policy in ex.POLICIES:
         if policy != "restore":
             assert sim[policy]["migrations_total"] == emu[policy]["migrations_total"], policy
