@@ -93,7 +93,8 @@ def graphs(binary, built, tmp_path_factory):
     folder = tmp_path_factory.mktemp("graphs")
     made = {}
     for name, model, options in (("social", "rmat", {"scale": 11, "edge_factor": 8}),
-                                 ("larger", "rmat", {"scale": 18, "edge_factor": 8}),
+                                 ("larger", "rmat", {"scale": 15, "edge_factor": 8}),
+                                 ("largest", "rmat", {"scale": 18, "edge_factor": 8}),
                                  ("road", "road", {"rows": 30, "cols": 30})):
         engine.generate(binary, folder / f"{name}.txt", model=model, seed=3, **options)
         engine.convert(binary, folder / f"{name}.txt", folder / f"{name}.cave", undirected=True, renumber=True)
@@ -171,13 +172,14 @@ def test_the_page_cache_holds_no_more_of_the_graph_than_the_limit(graphs, cgroup
     """GridGraph with a budget above its edges reads them through the page cache: unlimited, the cache
     holds what it reads of the grid (33 MiB of 90); at a limit below that the kernel reclaims the
     cache and the answer stays right. The limit leaves the program room: at 2-8 MiB on smaller graphs
-    the kernel, reclaiming while the other core was busy, killed it in up to 4 of 6 runs; at 16 MiB
-    it ran 10 of 10 times beside a busy loop."""
-    runs = {limit: case.run("gridgraph", graphs["larger"], tmp_path / f"w{limit}", algorithm="bfs", threads=2,
-                            budget_bytes=256 << 20, memory_limit=limit, timeout_s=120)
-            for limit in (512 << 20, 16 << 20)}
+    the kernel, reclaiming while the other core was busy, killed it in up to 4 of 6 runs; here it ran
+    16 of 16 times beside a busy loop (with a budget above the grid, 256 MiB, GridGraph keeps more of
+    its own and was killed once in 6)."""
+    runs = {limit: case.run("gridgraph", graphs["largest"], tmp_path / f"w{limit}", algorithm="bfs", threads=2,
+                            budget_bytes=64 << 20, memory_limit=limit, timeout_s=120)
+            for limit in (256 << 20, 16 << 20)}
     held = (16 << 20) + 2 * gridgraph.BYTES_PER_THREAD  # the limit with its I/O buffers
-    assert runs[512 << 20]["peak_bytes"] > held
+    assert runs[256 << 20]["peak_bytes"] > held
     assert runs[16 << 20]["peak_bytes"] <= held
 
 
