@@ -139,3 +139,14 @@ def test_a_compare_side_may_take_a_statistic_per_group_first(tmp_path):
     side["per"] = {"group_by": ["policy"], "statistic": "median"}
     outcome = claims.check_compare({"x.csv": rows}, check)
     assert outcome.status == claims.PASS and outcome.measured.startswith("5 vs 2.1")
+
+
+def test_a_median_whose_repeats_take_in_the_other_side_says_the_verdict_is_within_the_noise():
+    rows = pd.DataFrame({"policy": ["restore"] * 3 + ["tlfu"] * 3, "cpu": [5.0, 2.0, 6.0, 3.0, 3.0, 3.0]})
+    check = {"kind": "compare", "left": {"data": "x.csv", "where": "policy == 'restore'", "column": "cpu",
+                                         "aggregate": "median"},
+             "right": {"data": "x.csv", "where": "policy != 'restore'", "column": "cpu", "aggregate": "max"}}
+    outcome = claims.check_compare({"x.csv": rows}, check)
+    assert outcome.status == claims.PASS and outcome.measured.endswith("within the noise: its 3 repeats span 2-6")
+    rows.loc[1, "cpu"] = 4.0  # every repeat above the other side: a clear verdict
+    assert "noise" not in claims.check_compare({"x.csv": rows}, check).measured

@@ -155,8 +155,17 @@ def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
     if maximum is not None:
         ok &= ratio <= maximum
         rules.append(f"<= {maximum}")
-    return Outcome(PASS if ok else FAIL, f"{_fmt(left)} vs {_fmt(right)} (ratio {_fmt(ratio)})",
-                   f"left / right must be {' and '.join(rules)}")
+    measured = f"{_fmt(left)} vs {_fmt(right)} (ratio {_fmt(ratio)}){_within_the_noise(sides[0], check['left'], right)}"
+    return Outcome(PASS if ok else FAIL, measured, f"left / right must be {' and '.join(rules)}")
+
+
+def _within_the_noise(rows: pd.DataFrame, spec: dict, right: float) -> str:
+    """When the left side is a median over repeats whose range takes in the right side's value, a
+    note that the verdict is within the repeats' spread (another run could turn it)."""
+    if spec.get("aggregate") != "median" or len(rows) < 2:
+        return ""
+    low, high = rows[spec["column"]].min(), rows[spec["column"]].max()
+    return f"; within the noise: its {len(rows)} repeats span {_fmt(low)}-{_fmt(high)}" if low <= right <= high else ""
 
 
 def _influence(group: pd.DataFrame, y: str, axis: str, other: str) -> float:
