@@ -3,12 +3,13 @@ validated with clear messages, the planner gives each profile its CSVs, the para
 figure come from the right place, and the derived columns the figures and claims read are right."""
 
 import csv
+import re
 
 import pytest
 import yaml
 
-from restore import plan, results
-from ssdartifact import config
+from restore import experiment as restore_experiment, plan, results
+from ssdartifact import claims, config
 from steps import restore as restore_steps
 from steps.runtime import StepFailed
 
@@ -46,6 +47,12 @@ def _error(profile="quick"):
      "configs/profiles/quick.yaml: key restore.figures: unknown key(s) 'fig_6_99'; allowed keys: crosscheck, fig_6_10"),
     ("profiles/quick.yaml", lambda d: d["restore"]["figures"].update(fig_6_12={"groups": [[10000, 1000000]]}),
      "configs/profiles/quick.yaml: key restore.figures.fig_6_12.groups:"),
+    ("experiments/restore.yaml", lambda d: d["sensitivity"].update(figures=["fig_6_13"]),
+     "configs/experiments/restore.yaml: key sensitivity.figures[0]: 'fig_6_13' is not allowed"),
+    ("experiments/restore.yaml", lambda d: d["sensitivity"]["parameters"].update(rl_lr=[0.1]),
+     "configs/experiments/restore.yaml: key sensitivity.parameters.rl_lr:"),
+    ("profiles/quick.yaml", lambda d: d["restore"]["sensitivity"].update(requests=10),
+     "configs/profiles/quick.yaml: key restore.sensitivity.requests: 10 is out of range"),
 ])
 def test_bad_values_name_file_key_and_allowed(configs, relative, change, expected):
     _edit(configs / relative, change)
@@ -60,7 +67,8 @@ def test_shipped_profiles_plan_their_csvs():
     ci = plan.outputs(config.load_profile("ci")["restore"])
     assert ci["measured"] == []  # the ci profile measures nothing: all its outputs are checksummed
     assert len(ci["deterministic"]) == 9
-    assert plan.outputs(None) == {"simulated": [], "deterministic": [], "measured": []}
+    assert plan.outputs(None) == {"simulated": [], "sensitivity": [], "deterministic": [], "measured": []}
+    assert set(plan.SENSITIVITY_CSVS) <= set(quick["deterministic"])  # virtual time: checksummed
     recorded = plan.outputs(config.load_profile("quick")["restore"], recorded_trace=True)
     assert recorded["simulated"] == quick["simulated"] and "results/restore/fig_6_8.csv" in recorded["deterministic"]
     assert [p for p in recorded["measured"] if p not in quick["measured"]] == [
@@ -163,3 +171,78 @@ def test_a_small_figure_is_deterministic(tmp_path):
     assert [r["policy"] for r in rows] == experiment["policies"]
     assert all(r["cpu_us"] == "NA" for r in rows)
     assert list(rows[0]) == results.csv_columns("fig_6_8")
+
+
+# ---- the sensitivity study (configs/experiments/restore.yaml, sensitivity) ----
+
+def _sensitivity(parameters, values=None):
+    experiment = config.load("experiments/restore.yaml")
+    experiment["sensitivity"] = {"figures": ["fig_6_8"], "parameters": parameters}
+    return experiment, {"pages": 500, "requests": 4000, "seeds": [1], "figures": {},
+                        "sensitivity": {"values": values or {}}}
+
+
+def test_the_sensitivity_grid_is_one_parameter_at_a_time_around_the_chapters_values():
+    experiment, profile = _sensitivity({"rl_lr": [0.01, 0.1, 0.3],
+                                        "arrival": ["closed", {"arrival": "poisson", "rate": 1000}]})
+    points = plan.sensitivity_points(experiment, profile)
+    assert [(p["parameter"], p["value"], p["position"], p["is_default"], p["options"]) for p in points] == [
+        ("rl_lr", "0.01", -1, False, {"rl_lr": 0.01}), ("rl_lr", "0.1", 0, True, {}),
+        ("rl_lr", "0.3", 1, False, {"rl_lr": 0.3}), ("arrival", "closed", 0, True, {}),
+        ("arrival", "poisson rate=1000", 1, False, {"arrival": "poisson", "rate": 1000})]
+    profile["sensitivity"]["values"] = {"rl_lr": [0.1, 0.3]}  # a coarser grid: a subset
+    assert [p["value"] for p in plan.sensitivity_points(experiment, profile)][:2] == ["0.1", "0.3"]
+    # the shipped grids plan (the quick one is coarser), each parameter's chapter value once
+    for name in ("quick", "full"):
+        shipped = config.load_profile(name)["restore"]
+        points = plan.sensitivity_points(config.load("experiments/restore.yaml"), shipped)
+        assert sum(p["is_default"] for p in points) == len({p["parameter"] for p in points}) == 9
+
+
+@pytest.mark.parametrize(("parameters", "values", "expected"), [
+    ({"rl_beta": [0.1, 0.2]}, None,
+     "key sensitivity.parameters.rl_beta: the chapter's value is not stated; add rl_beta to `options`"),
+    ({"rl_lr": [0.01, 0.3]}, None,
+     "key sensitivity.parameters.rl_lr: the chapter's value (0.1) must be among the values exactly once"),
+    ({"rl_lr": [0.01, 0.1]}, {"rl_lr": [0.05, 0.1]},
+     "key restore.sensitivity.values.rl_lr: [0.05] not among configs/experiments/restore.yaml"),
+    ({"rl_lr": [0.01, 0.1]}, {"rl_lr": [0.01]},
+     "key restore.sensitivity.values.rl_lr: the chapter's value (0.1) must be one of them"),
+    ({"rl_lr": [0.01, 0.1]}, {"rl_b": [10]}, "key restore.sensitivity.values: rl_b not among"),
+])
+def test_a_bad_sensitivity_grid_names_its_key_before_anything_runs(parameters, values, expected):
+    with pytest.raises(plan.RestoreError, match=re.escape(expected)):
+        plan.sensitivity_points(*_sensitivity(parameters, values))
+
+
+def test_the_chapters_point_gives_the_claims_reports_verdicts_and_a_point_changes_the_runs(tmp_path):
+    """At the chapter's values the sensitivity study's runs are the figure's own (the same
+    parameters, so the same CSV) and its verdicts the claims report's on that CSV; a point that
+    changes ReStore's learning rate changes ReStore's runs and no other policy's."""
+    from restore import engine  # noqa: PLC0415
+
+    binary = str(engine.build())  # a no-op when it is up to date; never a silent skip
+    experiment, profile = _sensitivity({"rl_lr": [0.1, 0.0001]})
+    profile["figures"] = {"fig_6_8": {"workloads": ["5hf90", "10hf90"], "tier_grid": {"t1_pct": [1, 3],
+                                                                                        "t2_pct": [4, 8]}}}
+    params = plan.sensitivity_params(experiment, profile)
+    assert params == {"fig_6_8": plan.figure_params(experiment, profile, "fig_6_8")}
+    main = tmp_path / plan.RESULTS / "fig_6_8.csv"
+    main.parent.mkdir(parents=True)
+    restore_steps.simulate_restore_figures(figures=["fig_6_8"], binary=binary, params=params, csvs=[str(main)],
+                                           log=str(tmp_path / "log"), jobs=2)
+    checked = restore_steps.sensitivity_claims(config.load("claims.yaml")["claims"], ["fig_6_8"])
+    assert len(checked) == 7 and all(c["id"].startswith("restore-6.") for c in checked)
+    report = {row["id"]: row["status"] for row in claims.evaluate_all(checked, root=tmp_path)}
+    points = plan.sensitivity_points(experiment, profile)
+    rows = restore_steps.sensitivity_verdicts(binary, params, points, checked, jobs=2)
+    assert {r["claim"]: r["status"] for r in rows if r["is_default"]} == report
+    assert set(report.values()) == {"pass", "fail"}  # both verdicts occur: the comparison can tell them apart
+
+    runs = {}
+    for point in points:
+        run = {**params["fig_6_8"], "options": {**params["fig_6_8"]["options"], **point["options"]}, "binary": binary}
+        runs[point["value"]] = {(r["policy"], r["workload"], r["t1_pct"], r["t2_pct"]): r["data_access_us"]
+                                for r in restore_experiment.fig_6_8(run)}
+    changed = {key[0] for key in runs["0.1"] if runs["0.1"][key] != runs["0.0001"][key]}
+    assert changed == {"restore"}

@@ -1,5 +1,5 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
-from ssdartifact import config as artifact_config, devices
+from ssdartifact import claims as artifact_claims, config as artifact_config, devices
 from steps import ace as ace_steps, cave as cave_steps, emussd as emussd_steps, pio as pio_steps
 from steps import report as report_steps, restore as restore_steps, runtime
 from ssdartifact.paper import output_of, reproduced_items
@@ -35,11 +35,7 @@ def in_profile(device):
 
 def claim_data_files(produced):
     """The CSVs the claims read that this profile produces; the others are reported as 'not run'."""
-    files = set()
-    for claim in CLAIMS:
-        check = claim["check"]
-        sides = [check["left"], check["right"]] if check["kind"] == "compare" else [claim]
-        files.update(side["data"] for side in sides)
+    files = set().union(*(artifact_claims.data_files(claim) for claim in CLAIMS))
     return sorted(files & set(produced))
 
 

@@ -14,6 +14,7 @@ RESTORE_BINARY = restore_plan.BINARY
 RESTORE_MEASURED_RESULTS = RESTORE_PLAN["measured"]  # CSVs with measured CPU time or wall-clock runs
 RESTORE_DETERMINISTIC_RESULTS = RESTORE_PLAN["deterministic"]  # virtual-time CSVs: checksummed
 RESTORE_SIMULATED_RESULTS = RESTORE_PLAN["simulated"]  # every virtual-time CSV, those of a recorded trace too
+RESTORE_SENSITIVITY_RESULTS = RESTORE_PLAN["sensitivity"]  # the sensitivity study's CSVs (checksummed)
 
 
 rule build_restore_simulator:
@@ -145,3 +146,33 @@ rule crosscheck_restore_emulator:
     run:
         restore_steps.crosscheck_restore_emulator(binary=input.binary, params=params.run, csv_out=output.csv,
                                                   pairs_out=output.pairs, log=log[0])
+
+
+if RESTORE_SENSITIVITY_RESULTS:
+
+    rule simulate_restore_sensitivity:
+        """The sensitivity study (configs/experiments/restore.yaml, sensitivity): the swept figures'
+        runs at every grid point (one parameter at a time off the chapter's value), each point's
+        Chapter 6 claims checked by the claims report's checker, and each claim's share of points
+        where it holds. Virtual time: deterministic."""
+        input:
+            binary=RESTORE_BINARY,
+            experiment="configs/experiments/restore.yaml",
+            claims="configs/claims.yaml",
+            image=image("restore"),
+        output:
+            csv=RESTORE_SENSITIVITY_RESULTS[0],
+            summary=RESTORE_SENSITIVITY_RESULTS[1],
+            sidecars=[f"{path}.json" for path in RESTORE_SENSITIVITY_RESULTS],
+        params:
+            points=restore_plan.sensitivity_points(RESTORE_EXPERIMENT, RESTORE_PROFILE),
+            runs=restore_plan.sensitivity_params(RESTORE_EXPERIMENT, RESTORE_PROFILE),
+        threads: 2
+        log:
+            "results/logs/simulate_restore_sensitivity.log",
+        benchmark:
+            "results/benchmarks/simulate_restore_sensitivity.tsv"
+        run:
+            restore_steps.simulate_restore_sensitivity(binary=input.binary, params=params.runs, points=params.points,
+                                                       csv_out=output.csv, summary_out=output.summary, log=log[0],
+                                                       jobs=threads)

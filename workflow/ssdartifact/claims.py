@@ -34,6 +34,9 @@ class Outcome:
     status: str
     measured: str
     detail: str
+    # how far it holds, as a number: the share of rows (all_rows) or groups (monotone) that hold, a
+    # compare's left / right, a value's measured number (None: not run, or an influence check)
+    score: float | None = None
 
 
 def _select(frame: pd.DataFrame, where: str | None) -> pd.DataFrame:
@@ -63,7 +66,7 @@ def check_value(frame: pd.DataFrame, check: dict) -> Outcome:
     measured = float(rows[check["column"]].iloc[0])
     expected, tolerance = check["expected"], check["tolerance"]
     ok = abs(measured - expected) <= tolerance
-    return Outcome(PASS if ok else FAIL, _fmt(measured), f"expected {expected} ± {tolerance}")
+    return Outcome(PASS if ok else FAIL, _fmt(measured), f"expected {expected} ± {tolerance}", measured)
 
 
 def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
@@ -92,7 +95,7 @@ def check_monotone(frame: pd.DataFrame, check: dict) -> Outcome:
     if failures:
         measured += "; failing: " + "; ".join(failures[:3])
     detail = f"{y} not {word} in {x} in {len(failures)} of {count} groups" if failures else f"{y} {word} in {x}"
-    return Outcome(FAIL if failures else PASS, measured, detail)
+    return Outcome(FAIL if failures else PASS, measured, detail, (count - len(failures)) / count)
 
 
 def check_all_rows(frame: pd.DataFrame, check: dict) -> Outcome:
@@ -111,7 +114,8 @@ def check_all_rows(frame: pd.DataFrame, check: dict) -> Outcome:
     if bad:
         measured += "; failing: " + "; ".join(_row_values(row, check["expression"])
                                               for _, row in rows[~holds].head(3).iterrows())
-    return Outcome(FAIL if bad else PASS, measured, f"{check['expression']}" + (f" fails on {bad} rows" if bad else ""))
+    return Outcome(FAIL if bad else PASS, measured, f"{check['expression']}" + (f" fails on {bad} rows" if bad else ""),
+                   (len(rows) - bad) / len(rows))
 
 
 # Columns that say which point a row is and how spread its repetitions were, shown for a failing row.
@@ -156,7 +160,7 @@ def check_compare(frames: dict[str, pd.DataFrame], check: dict) -> Outcome:
         ok &= ratio <= maximum
         rules.append(f"<= {maximum}")
     measured = f"{_fmt(left)} vs {_fmt(right)} (ratio {_fmt(ratio)}){_within_the_noise(sides[0], check['left'], right)}"
-    return Outcome(PASS if ok else FAIL, measured, f"left / right must be {' and '.join(rules)}")
+    return Outcome(PASS if ok else FAIL, measured, f"left / right must be {' and '.join(rules)}", ratio)
 
 
 def _within_the_noise(rows: pd.DataFrame, spec: dict, right: float) -> str:
@@ -195,10 +199,16 @@ def check_influence(frame: pd.DataFrame, check: dict) -> Outcome:
     return Outcome(FAIL if failing else PASS, measured, detail)
 
 
+def data_files(claim: dict) -> set[str]:
+    """The CSVs a claim reads: both sides' of a compare, else its `data`."""
+    check = claim["check"]
+    return {check[s]["data"] for s in ("left", "right")} if check["kind"] == "compare" else {claim["data"]}
+
+
 def evaluate(claim: dict, root: Path = REPO_ROOT, available: set[str] | None = None) -> Outcome:
     """Check one claim; `available` limits it to the CSVs this profile produced (None: any that exist)."""
     check = claim["check"]
-    files = {check[s]["data"] for s in ("left", "right")} if check["kind"] == "compare" else {claim["data"]}
+    files = data_files(claim)
     missing = sorted(f for f in files if not (root / f).exists() or (available is not None and f not in available))
     if missing:
         return Outcome(NOT_RUN, "", f"no data: {', '.join(missing)} (its experiment is not in this profile)")

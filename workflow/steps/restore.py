@@ -4,12 +4,14 @@ restore.experiment runs them, restore.results shapes their CSVs)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import tempfile
 from pathlib import Path
 
 from restore import engine, experiment, results, traces
-from restore.plan import EXPERIMENT
-from ssdartifact import provenance
+from restore.plan import EXPERIMENT, RESULTS
+from ssdartifact import claims, config, provenance
 from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, in_image
@@ -49,12 +51,10 @@ def convert_restore_trace(*, name: str, source: str, trace_format: str, csv_out:
     Path(log).write_text(f"{name}: {stats}\n", encoding="utf-8")
 
 
-def _run_figure(figure: str, binary: str, params: dict, csv_out: str, jobs: int = 1,
-                pairs_out: str | None = None) -> str:
-    """One figure's (or table's) runs with restore.experiment, as a tidy CSV with its sidecar;
-    `jobs` restore-sim processes unless the profile sets `jobs` (the rows do not depend on it).
-    Returns a line for the log."""
-    started = provenance.now()
+def _write_figure(figure: str, binary: str, params: dict, csv_out: str | Path, jobs: int) -> tuple[list, dict]:
+    """One figure's (or table's) runs with restore.experiment, written as its tidy CSV; `jobs`
+    restore-sim processes unless the profile sets `jobs` (the rows do not depend on it).
+    Returns the rows and the documented columns."""
     params = {"jobs": jobs, **params, "binary": binary}
     try:
         rows = results.shape(figure, getattr(experiment, figure)(params))
@@ -62,6 +62,14 @@ def _run_figure(figure: str, binary: str, params: dict, csv_out: str, jobs: int 
         raise StepFailed(f"{figure}: {error}") from None
     columns = results.columns(results.csv_columns(figure))
     write_csv(csv_out, columns, ({c: r.get(c) for c in columns} for r in rows))
+    return rows, columns
+
+
+def _run_figure(figure: str, binary: str, params: dict, csv_out: str, jobs: int = 1,
+                pairs_out: str | None = None) -> str:
+    """One figure's (or table's) tidy CSV with its sidecar. Returns a line for the log."""
+    started = provenance.now()
+    rows, columns = _write_figure(figure, binary, params, csv_out, jobs)
     configs = config_hashes(EXPERIMENT, "emussd_presets.yaml", "devices.yaml")  # the tiers' device models
     inputs = [binary, *(spec["path"] for spec in params.get("traces", {}).values())]
     provenance.write_sidecar(csv_out, produced_by=f"steps.restore ({figure})",
@@ -97,3 +105,55 @@ def measure_restore_overhead(*, binary: str, params: dict, csv_out: str, log: st
 def crosscheck_restore_emulator(*, binary: str, params: dict, csv_out: str, pairs_out: str, log: str) -> None:
     """The simulator and the real-time emulator on the same small runs, and every pair's agreement."""
     Path(log).write_text(_run_figure("crosscheck", binary, params, csv_out, 1, pairs_out), encoding="utf-8")
+
+
+def sensitivity_claims(claims_list: list[dict], figures: list[str]) -> list[dict]:
+    """Chapter 6's claims that read only the swept figures' CSVs."""
+    csvs = {f"{RESULTS}/{figure}.csv" for figure in figures}
+    return [c for c in claims_list if c["id"].startswith("restore-6.") and claims.data_files(c) <= csvs]
+
+
+def sensitivity_verdicts(binary: str, params: dict, points: list[dict], claims_list: list[dict],
+                         jobs: int) -> list[dict]:
+    """Each grid point's runs (`params`: each swept figure's restore.experiment parameters, the
+    point's options replacing the chapter's), written as the figures' CSVs into a scratch tree
+    and checked there by the claims report's own checker (ssdartifact.claims.evaluate). One row per
+    point and claim (results.SENSITIVITY_COLUMNS); points with the same options run once."""
+    verdicts = {}  # the options of a point -> {claim id: Outcome}
+    rows = []
+    for point in points:
+        key = json.dumps(point["options"], sort_keys=True)
+        if key not in verdicts:
+            with tempfile.TemporaryDirectory(prefix="restore-sensitivity-") as tmp:
+                for figure, figure_params in params.items():
+                    run = {**figure_params, "options": {**figure_params["options"], **point["options"]}}
+                    csv_out = Path(tmp) / RESULTS / f"{figure}.csv"
+                    csv_out.parent.mkdir(parents=True, exist_ok=True)
+                    _write_figure(figure, binary, run, csv_out, jobs)
+                verdicts[key] = {c["id"]: claims.evaluate(c, root=Path(tmp)) for c in claims_list}
+        for claim_id, outcome in verdicts[key].items():
+            rows.append({**{k: point[k] for k in ("parameter", "value", "position", "is_default")},
+                         "claim": claim_id, "status": outcome.status,
+                         "holds": None if outcome.status == claims.NOT_RUN else outcome.status == claims.PASS,
+                         "score": outcome.score, "measured": outcome.measured})
+    return rows
+
+
+@in_image("restore")
+def simulate_restore_sensitivity(*, binary: str, params: dict, points: list[dict], csv_out: str, summary_out: str,
+                                 log: str, jobs: int) -> None:
+    """The sensitivity study: every Chapter 6 claim on the swept figures at each grid point, and per
+    claim the share of the points where it holds (virtual time: deterministic)."""
+    started = provenance.now()
+    checked = sensitivity_claims(config.load("claims.yaml")["claims"], list(params))
+    rows = sensitivity_verdicts(binary, params, points, checked, jobs)
+    configs = config_hashes(EXPERIMENT, "emussd_presets.yaml", "devices.yaml", "claims.yaml")
+    for path, names, out in ((csv_out, results.SENSITIVITY_COLUMNS, rows),
+                             (summary_out, results.SENSITIVITY_SUMMARY_COLUMNS, results.sensitivity_summary(rows))):
+        columns = results.columns(names)
+        write_csv(path, columns, out)
+        provenance.write_sidecar(path, produced_by="steps.restore (sensitivity)", inputs=[binary], configs=configs,
+                                 started=started, columns=columns)
+    runs = len({json.dumps(p["options"], sort_keys=True) for p in points})
+    Path(log).write_text(f"sensitivity: {runs} grid points x {len(params)} figures, {len(checked)} claims "
+                         f"({started} to {provenance.now()})\n", encoding="utf-8")

@@ -44,11 +44,12 @@ def build(build_dir: Path = BUILD_DIR) -> Path:
     return Path(build_dir) / BINARY_NAME
 
 
-def _value(value) -> str:
+def option_text(value) -> str:
+    """An option's value as restore-sim reads it (lists joined with ':', booleans on/off)."""
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, (list, tuple)):
-        return ":".join(_value(v) for v in value)
+        return ":".join(option_text(v) for v in value)
     return str(value)
 
 
@@ -63,7 +64,7 @@ def arguments(options: dict) -> list[str]:
             if value:
                 args.append(flag)
             continue
-        args += [flag, _value(value)]
+        args += [flag, option_text(value)]
     return args
 
 
@@ -89,7 +90,7 @@ def _grid_chunk(binary: Path, rows: list[dict], shared: dict) -> list[dict]:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(columns)
             for row in rows:
-                cells = ["" if row.get(c) is None else _value(row[c]) for c in columns]
+                cells = ["" if row.get(c) is None else option_text(row[c]) for c in columns]
                 if any("," in cell for cell in cells):
                     raise RestoreError(f"a grid value may not contain a comma: {row}")
                 writer.writerow(cells)

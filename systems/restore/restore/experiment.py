@@ -176,7 +176,7 @@ def fig_6_11(params: dict | None = None) -> list[dict]:
     rows, i = [], 0
     for (asym, rp, seed), cfg in zip(grid, configs):
         for _ in p["policies"]:
-            rows.append(_pick(out[i], FIG_6_11_COLUMNS, asymmetry=asym, alpha=engine._value(cfg["alpha"]),
+            rows.append(_pick(out[i], FIG_6_11_COLUMNS, asymmetry=asym, alpha=engine.option_text(cfg["alpha"]),
                               workload=p["workload"]))
             i += 1
     return rows

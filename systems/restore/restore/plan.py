@@ -13,7 +13,7 @@ import copy
 
 from ssdartifact import devices
 
-from .engine import RestoreError
+from .engine import RestoreError, option_text
 
 EXPERIMENT = "experiments/restore.yaml"
 RESULTS = "results/restore"
@@ -63,8 +63,86 @@ def outputs(profile_restore: dict | None, recorded_trace: bool = False) -> dict[
     measured = on_recorded + [f"{RESULTS}/{name}.csv" for name in MEASURED if name in figures]
     if "crosscheck" in figures:
         measured.append(f"{RESULTS}/crosscheck_pairs.csv")
-    return {"simulated": simulated, "deterministic": [path for path in simulated if path not in on_recorded],
+    sensitivity = SENSITIVITY_CSVS if "sensitivity" in (profile_restore or {}) else []
+    return {"simulated": simulated, "sensitivity": sensitivity,
+            "deterministic": [path for path in simulated if path not in on_recorded] + sensitivity,
             "measured": measured}
+
+
+# The sensitivity study (configs/experiments/restore.yaml, key sensitivity): every claim's verdict
+# at each grid point, and per claim the share of the points where it holds. Virtual time: checksummed.
+SENSITIVITY_CSVS = [f"{RESULTS}/sensitivity.csv", f"{RESULTS}/sensitivity_summary.csv"]
+# The chapter's value of a swept parameter is in `options`, or one of these top-level keys.
+TOP_LEVEL_OPTIONS = ("server_model", "arrival", "clients")
+
+
+def _label(parameter: str, value) -> str:
+    """A grid value as the CSV and the figure name it: the parameter's own value first, then the
+    other options it sets (e.g. "poisson rate=10000")."""
+    if not isinstance(value, dict):
+        return option_text(value)
+    own = [option_text(value[parameter])] if parameter in value else []
+    return " ".join(own + [f"{k}={option_text(v)}" for k, v in value.items() if k != parameter])
+
+
+def sensitivity_points(experiment: dict, profile_restore: dict) -> list[dict]:
+    """The one-at-a-time grid: for each swept parameter (configs/experiments/restore.yaml,
+    sensitivity.parameters; the profile's restore.sensitivity.values picks a subset) each value,
+    every other option at the chapter's. A point is {parameter, value (its label), position (its
+    index minus the chapter's value's, so 0 is the chapter's), is_default, options (the overrides;
+    {} at the chapter's value)}. Raises RestoreError naming the key when a parameter's chapter value
+    is not stated, is not among its values, or the profile picks a value the experiment lacks."""
+    where = "configs/experiments/restore.yaml: key sensitivity.parameters"
+    chosen = profile_restore["sensitivity"].get("values", {})
+    unknown = sorted(set(chosen) - set(experiment["sensitivity"]["parameters"]))
+    if unknown:
+        raise RestoreError(f"profile: key restore.sensitivity.values: {', '.join(unknown)} not among {where}")
+    points = []
+    for parameter, values in experiment["sensitivity"]["parameters"].items():
+        if parameter in experiment["options"]:
+            chapter = experiment["options"][parameter]
+        elif parameter in TOP_LEVEL_OPTIONS:
+            chapter = experiment[parameter]
+        else:
+            raise RestoreError(f"{where}.{parameter}: the chapter's value is not stated; add {parameter} to "
+                               "`options` (the grid is centred on it)")
+        chapter_options = {**{k: experiment[k] for k in TOP_LEVEL_OPTIONS}, **experiment["options"]}
+        overrides = [value if isinstance(value, dict) else {parameter: value} for value in values]
+        defaults = [all(chapter_options.get(k) == v for k, v in o.items()) for o in overrides]
+        if sum(defaults) != 1:
+            raise RestoreError(f"{where}.{parameter}: the chapter's value ({option_text(chapter)}) must be among "
+                               f"the values exactly once; it is there {sum(defaults)} times")
+        picked = chosen.get(parameter, values)
+        missing = [v for v in picked if v not in values]
+        if missing:
+            raise RestoreError(f"profile: key restore.sensitivity.values.{parameter}: {missing} not among {where}."
+                               f"{parameter}")
+        if not any(d for v, d in zip(values, defaults) if v in picked):
+            raise RestoreError(f"profile: key restore.sensitivity.values.{parameter}: the chapter's value "
+                               f"({option_text(chapter)}) must be one of them")
+        centre = defaults.index(True)
+        for index, (value, override, default) in enumerate(zip(values, overrides, defaults)):
+            if value in picked:
+                points.append({"parameter": parameter, "value": _label(parameter, value), "position": index - centre,
+                               "is_default": default, "options": {} if default else override})
+    return points
+
+
+def sensitivity_params(experiment: dict, profile_restore: dict) -> dict[str, dict]:
+    """The runs of one grid point, before its overrides: each swept figure's restore.experiment
+    parameters (figure_params) with the profile's restore.sensitivity sizes (pages, requests, seeds,
+    figure blocks) replacing its restore ones."""
+    sizing = profile_restore["sensitivity"]
+    profile = {**profile_restore, **{k: sizing[k] for k in ("pages", "requests", "seeds", "jobs") if k in sizing}}
+    figures = {}
+    for figure in experiment["sensitivity"]["figures"]:
+        block = {**(profile_restore.get("figures", {}).get(figure) or {}), **sizing.get("figures", {}).get(figure, {})}
+        figures[figure] = figure_params(experiment, {**profile, "figures": {figure: block}}, figure)
+    unknown = sorted(set(sizing.get("figures", {})) - set(figures))
+    if unknown:
+        raise RestoreError(f"profile: key restore.sensitivity.figures: {', '.join(unknown)} not among "
+                           "configs/experiments/restore.yaml's sensitivity.figures")
+    return figures
 
 
 def tier_models(names: list[str]) -> dict[str, list]:

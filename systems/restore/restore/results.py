@@ -95,11 +95,47 @@ COLUMN_DOCS = {
     "emu_ratio": "data_access_us of policy_a / policy_b in the emulator (wall time)",
     "beyond_tolerance": "the simulator's times of the pair differ by more than the tolerance",
     "agree": "both engines order the pair the same way",
+    # sensitivity study
+    "parameter": "the swept parameter (configs/experiments/restore.yaml, sensitivity.parameters), the others at "
+                 "the chapter's values",
+    "value": "its value at this grid point (with the other options the value sets, e.g. a Poisson rate)",
+    "position": "the value's place in the parameter's list minus the chapter's value's (0: the chapter's value)",
+    "is_default": "the value is the one Chapter 6 runs with (options of configs/experiments/restore.yaml)",
+    "claim": "claim id (configs/claims.yaml), evaluated on this point's CSVs by the claims report's checker",
+    "status": "pass, fail or not run, as in the claims report",
+    "holds": "the claim passes at this point (NA: not run)",
+    "measured": "what the check measured (as in the claims report)",
+    "score": "how far it holds: the share of the check's rows (or groups) that hold, or a comparison's ratio "
+             "(left / right; it holds above 1)",
+    "points": "grid points where the claim was evaluated (the chapter's point counted once)",
+    "holding": "points where it holds",
+    "fraction_holding": "holding / points",
+    "holds_at_default": "it holds at the chapter's values (1) or not (0)",
 }
 
 RUN_EXTRA = ["migrations_up", "restore_speedup", "restore_migration_reduction", "rank", "adaptive_rank"]
 CROSSCHECK_PAIR_COLUMNS = ["seed", "policy_a", "policy_b", "rule_based", "sim_ratio", "emu_ratio", "tolerance",
                            "beyond_tolerance", "agree"]
+
+
+SENSITIVITY_COLUMNS = ["parameter", "value", "position", "is_default", "claim", "status", "holds", "score", "measured"]
+SENSITIVITY_SUMMARY_COLUMNS = ["claim", "points", "holding", "fraction_holding", "holds_at_default"]
+
+
+def sensitivity_summary(rows: list[dict]) -> list[dict]:
+    """Per claim, over the distinct grid points (the chapter's point, a row of every parameter,
+    counted once; points where it was not run left out): how many, how many hold, the share."""
+    out = []
+    for claim in dict.fromkeys(r["claim"] for r in rows):
+        mine = [r for r in rows if r["claim"] == claim]
+        defaults = [r for r in mine if r["is_default"]]
+        distinct = [r for r in mine if not r["is_default"]] + defaults[:1]
+        judged = [r for r in distinct if r["holds"] is not None]
+        holding = sum(r["holds"] for r in judged)
+        out.append({"claim": claim, "points": len(judged), "holding": holding,
+                    "fraction_holding": holding / len(judged) if judged else None,
+                    "holds_at_default": None if defaults[0]["holds"] is None else int(defaults[0]["holds"])})
+    return out
 
 
 def columns(names: list[str]) -> dict[str, str]:
