@@ -18,7 +18,9 @@ HEADER = ("Name", "Type", "restore-sim phases", "Description")
 
 def main(workloads: str, output: str) -> None:
     with open(workloads, newline="", encoding="utf-8") as handle:
-        rows = [[row["workload"], row["kind"], row["phases"], row["description"]] for row in csv.DictReader(handle)]
+        # spaces around '+' let a long list of phases wrap
+        rows = [[row["workload"], row["kind"], row["phases"].replace("+", " + "), row["description"]]
+                for row in csv.DictReader(handle)]
     # The description wraps: a paragraph column.
     lines = [r"\begin{tabular}{llp{0.22\linewidth}p{0.42\linewidth}}", r"\toprule",
              " & ".join(HEADER) + r" \\", r"\midrule"]

@@ -41,6 +41,9 @@ rule draw_diagram:
     input:
         script=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["script"],
         frame=report_steps.DIAGRAM_FRAME,
+        # the drawing of a traced bufferpool scene, which the scripts of Figures 4.4 and 4.6 share
+        helper=lambda w: (["figures/diagrams/bufferpool_scenes.py"]
+                          if reproduction(f"figures/generated/{w.name}.pdf")["script"].endswith(".py") else []),
         image=image("report"),
         data=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["inputs"],
     output:
