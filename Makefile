@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 RUNTIME ?=
 SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
+.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
 	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo "make figures | paper | claims   build only those"
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
+	@echo "make checksums-add FILES=...   record only those outputs' sha256, keeping the manifest's other entries"
 	@echo "make lint        snakemake --lint, actionlint, hadolint, ruff, clang-format and lintr"
 	@echo "make guide       take the guide's numbers (docs/) from the last $(PROFILE) run and test reports; guide-check: are they current"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
@@ -83,6 +84,14 @@ guide-check: setup
 checksums: check-config
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m steps checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
+
+# Only the named deterministic outputs (FILES="a.pdf b.tex"), built and recorded in the profile's
+# manifest beside its other entries: a new figure joins without rerunning the whole profile.
+checksums-add: check-config
+	@test -n "$(FILES)" || { echo 'make checksums-add: name the outputs, FILES="figures/generated/fig_1_1.pdf ..."'; exit 2; }
+	@$(SNAKEMAKE) --quiet rules -- $(FILES)
+	@mkdir -p results/checksums && printf '%s\n' $(FILES) >results/checksums/$(PROFILE).added
+	@python -m steps checksums add checksums/$(PROFILE).sha256 --list results/checksums/$(PROFILE).added
 
 # The builds the end-to-end tests need (the ACE tests' PostgreSQL with assertions, and the images
 # when there is a Docker engine) run beside the unit tests and each other, at a lower priority:

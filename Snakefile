@@ -15,12 +15,14 @@ include: "workflow/rules/pio.smk"
 include: "workflow/rules/ace.smk"
 include: "workflow/rules/cave.smk"
 include: "workflow/rules/restore.smk"
+include: "workflow/rules/tables.smk"
 
 
 # Every tidy CSV this profile's experiments produce.
-PRODUCED_RESULTS = (PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + ACE_SIM_RESULTS
+PRODUCED_RESULTS = (PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_RESULTS + ACE_SIM_RESULTS + ACE_SCENE_RESULTS
                     + CAVE_MEASURED_RESULTS + CAVE_DETERMINISTIC_RESULTS
-                    + RESTORE_MEASURED_RESULTS + RESTORE_DETERMINISTIC_RESULTS)
+                    + RESTORE_MEASURED_RESULTS + RESTORE_DETERMINISTIC_RESULTS
+                    + ACE_DEVICE_TABLE + CONFIG_TABLE_RESULTS)
 
 
 include: "workflow/rules/figures.smk"

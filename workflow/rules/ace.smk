@@ -132,6 +132,7 @@ rule gather_ace_results:
 # in every profile (it measures nothing: its outputs are checksummed).
 
 ACE_SIM_BINARY = "systems/ace/sim/build/ace-sim"
+ACE_SCENE_BINARY = "systems/ace/sim/build/ace-sim-scene"  # built with it (CMakeLists.txt)
 ACE_SIM_RESULTS = ["results/ace/sim/fig_4_2.csv", "results/ace/sim/fig_4_14a.csv"]
 
 
@@ -144,6 +145,7 @@ rule build_ace_simulator:
         image("ace"),
     output:
         binary=ACE_SIM_BINARY,
+        scene=ACE_SCENE_BINARY,
     log:
         "results/logs/build_ace_simulator.log",
     benchmark:
@@ -172,3 +174,23 @@ rule simulate_ideal_speedup:
         "results/benchmarks/simulate_ideal_speedup/{figure}.tsv"
     run:
         ace_steps.simulate_ideal_speedup(figure=wildcards.figure, binary=input.binary, csv_out=output.csv, log=log[0])
+
+
+# The thesis's toy examples of Figures 4.4 and 4.6 (figures/diagrams/scenes/) stepped through the
+# simulator's own pool and policies: the traces the figures are drawn from, in every profile.
+ACE_SCENES = glob_wildcards("figures/diagrams/scenes/{scene}.scene").scene
+ACE_SCENE_RESULTS = expand("results/ace/sim/scenes/{scene}.csv", scene=sorted(ACE_SCENES))
+
+
+rule trace_bufferpool_scene:
+    """One toy example through ace-sim-scene: the pool before and after its request."""
+    input:
+        binary=ACE_SCENE_BINARY,
+        scene="figures/diagrams/scenes/{scene}.scene",
+        image=image("ace"),
+    output:
+        csv="results/ace/sim/scenes/{scene}.csv",
+    log:
+        "results/logs/trace_bufferpool_scene/{scene}.log",
+    run:
+        ace_steps.trace_bufferpool_scene(binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])

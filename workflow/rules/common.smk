@@ -1,8 +1,10 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
+from pathlib import Path
+
 from ssdartifact import claims as artifact_claims, config as artifact_config, devices
 from steps import ace as ace_steps, cave as cave_steps, emussd as emussd_steps, pio as pio_steps
 from steps import report as report_steps, restore as restore_steps, runtime
-from ssdartifact.paper import output_of, reproduced_items
+from ssdartifact.paper import is_diagram, output_of, reproduced_items
 
 
 PROFILE = config.get("profile", "quick")

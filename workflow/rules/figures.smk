@@ -9,6 +9,10 @@ REPRODUCED = {
 }
 FIGURE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".pdf"))
 TABLE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".tex"))
+# Figures are drawn by R, diagrams typeset from TikZ: one rule each, told apart by name.
+DIAGRAM_NAMES = sorted(Path(path).stem for path, item in REPRODUCIBLE.items() if is_diagram(item))
+R_FIGURE_NAMES = sorted(Path(path).stem for path in REPRODUCIBLE
+                        if path.endswith(".pdf") and Path(path).stem not in DIAGRAM_NAMES)
 
 
 rule draw_figure:
@@ -22,13 +26,39 @@ rule draw_figure:
         pdf="figures/generated/{name}.pdf",
         sidecar="figures/generated/{name}.pdf.json",
     wildcard_constraints:
-        name=r"fig_\d+_\d+[a-z]?|supp_[a-z0-9_]+",
+        name="|".join(R_FIGURE_NAMES),
     log:
         "results/logs/draw_figure/{name}.log",
     benchmark:
         "results/benchmarks/draw_figure/{name}.tsv"
     run:
         report_steps.draw_figure(script=input.script, theme=input.theme, data=input.data, pdf=output.pdf, log=log[0])
+
+
+rule draw_diagram:
+    """Typeset one thesis diagram from its TikZ source, or from the TikZ its script draws from a
+    trace of our systems (figures/diagrams/)."""
+    input:
+        script=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["script"],
+        frame=report_steps.DIAGRAM_FRAME,
+        # the drawing of a traced bufferpool scene, which the scripts of Figures 4.4 and 4.6 share
+        helper=lambda w: (["figures/diagrams/bufferpool_scenes.py"]
+                          if reproduction(f"figures/generated/{w.name}.pdf")["script"].endswith(".py") else []),
+        image=image("report"),
+        data=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["inputs"],
+    output:
+        pdf="figures/generated/{name}.pdf",
+        sidecar="figures/generated/{name}.pdf.json",
+    params:
+        tikz="figures/generated/{name}.tikz",
+    wildcard_constraints:
+        name="|".join(DIAGRAM_NAMES) or "no diagram",
+    log:
+        "results/logs/draw_diagram/{name}.log",
+    benchmark:
+        "results/benchmarks/draw_diagram/{name}.tsv"
+    run:
+        report_steps.draw_diagram(script=input.script, data=input.data, tikz=params.tikz, pdf=output.pdf, log=log[0])
 
 
 rule typeset_table:

@@ -14,6 +14,14 @@ def write_manifest(manifest: Path, paths: list[str]) -> None:
     atomic_write_text(manifest, "\n".join(lines) + "\n")
 
 
+def add_to_manifest(manifest: Path, paths: list[str]) -> None:
+    """Record (or update) the sha256 of `paths` and keep every other entry: new outputs join a
+    manifest without rebuilding the whole profile that `write_manifest` needs."""
+    entries = read_manifest(manifest) if manifest.exists() else {}
+    entries.update({p: sha256_file(REPO_ROOT / p) for p in paths})
+    atomic_write_text(manifest, "".join(f"{digest}  {p}\n" for p, digest in sorted(entries.items())))
+
+
 def read_manifest(manifest: Path) -> dict[str, str]:
     entries = {}
     for number, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):

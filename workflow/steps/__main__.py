@@ -1,7 +1,7 @@
 """The artifact's command line, used by the Makefile and inside a step's container:
 
   python -m steps check-config --profile quick
-  python -m steps checksums write|verify MANIFEST --list FILES
+  python -m steps checksums write|verify|add MANIFEST --list FILES
   python -m steps run NAME '{"keyword": value, ...}'     (a step inside its image)
   python -m steps guide update --profile quick | check [--results .]   (docs/'s generated numbers)
 """
@@ -16,7 +16,7 @@ from emussd import device as emulated
 from ssdartifact import REPO_ROOT, checksums, config
 from ssdartifact.guide import GuideError
 
-from . import ace, cave, emussd, guide, pio, report, restore, runtime  # noqa: F401 (each registers its steps)
+from . import ace, cave, emussd, guide, pio, report, restore, runtime, tables  # noqa: F401 (each registers its steps)
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -47,6 +47,10 @@ def _checksums(args: argparse.Namespace) -> int:
     if args.action == "write":
         checksums.write_manifest(manifest, files)
         print(f"checksums: wrote {len(set(files))} entries to {manifest}")
+        return 0
+    if args.action == "add":
+        checksums.add_to_manifest(manifest, files)
+        print(f"checksums: recorded {len(set(files))} entries in {manifest}, the others kept")
         return 0
     if not manifest.exists():
         print(f"checksums: no manifest {manifest}; run `make checksums` to create it", file=sys.stderr)
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_argument("--profile", default="quick")
     sub.set_defaults(run=_check_config)
     sub = commands.add_parser("checksums", help="write or verify a sha256 manifest")
-    sub.add_argument("action", choices=["write", "verify"])
+    sub.add_argument("action", choices=["write", "verify", "add"])
     sub.add_argument("manifest")
     sub.add_argument("--list", required=True, help="file listing the outputs, one path a line")
     sub.set_defaults(run=_checksums)

@@ -14,7 +14,7 @@ from ace.results import FIGURE_COLUMNS, RUN_COLUMNS, figure_rows, summarize
 from ssdartifact import REPO_ROOT, config, devices, files, provenance
 from ssdartifact.tidy import write_csv
 
-from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device
+from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device, run_logged
 
 
 def fetch_postgresql_source(*, tarball: str, log: str) -> None:
@@ -148,3 +148,10 @@ def simulate_ideal_speedup(*, figure: str, binary: str, csv_out: str, log: str) 
                              configs=config_hashes("experiments/ace.yaml", "emussd_presets.yaml", "devices.yaml"),
                              started=started, columns=ideal.COLUMNS)
     Path(log).write_text(f"{len(rows)} points\n", encoding="utf-8")
+
+
+@in_image("ace")
+def trace_bufferpool_scene(*, binary: str, scene: str, csv_out: str, log: str) -> None:
+    """A toy example of Figures 4.4 and 4.6 stepped through the simulator (ace-sim-scene)."""
+    Path(csv_out).parent.mkdir(parents=True, exist_ok=True)
+    run_logged([binary, scene, "--out", csv_out], log)

@@ -3,7 +3,9 @@ document and its sources, the images, and the list of outputs a checksum manifes
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from ssdartifact import claims, config, paper, provenance
@@ -16,6 +18,30 @@ def draw_figure(*, script: str, theme: str, data: list[str], pdf: str, log: str)
     started = provenance.now()
     run_logged(["Rscript", script, *data, pdf], log)
     provenance.write_sidecar(pdf, produced_by=script, inputs=[script, theme, *data], started=started)
+
+
+# Every diagram is typeset in this frame (a standalone page around one tikzpicture, with the
+# diagrams' shared styles), so its PDF's bytes depend only on its source: no date (the run's
+# SOURCE_DATE_EPOCH), no trailer ID.
+DIAGRAM_FRAME = "figures/diagrams/frame.tex"
+
+
+@in_image("report")
+def draw_diagram(*, script: str, data: list[str], tikz: str, pdf: str, log: str) -> None:
+    """A diagram: a TikZ picture as it is (figures/diagrams/fig_N_M.tex), or the one a script
+    writes (to `tikz`) from a trace of our systems (figures/diagrams/fig_N_M.py)."""
+    started = provenance.now()
+    body = script
+    if script.endswith(".py"):
+        run_logged([sys.executable, script, *data, tikz], log)
+        body = tikz
+    with tempfile.TemporaryDirectory(prefix="diagram-") as build:
+        name = Path(pdf).stem
+        run_logged(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"-jobname={name}",
+                    f"-output-directory={build}",
+                    rf"\def\diagrambody{{{body}}}\input{{{DIAGRAM_FRAME}}}"], log)
+        shutil.move(Path(build) / f"{name}.pdf", pdf)
+    provenance.write_sidecar(pdf, produced_by=script, inputs=[script, DIAGRAM_FRAME, *data], started=started)
 
 
 @in_image("report")

@@ -1,0 +1,76 @@
+# The tables that describe the setup rather than measure it (thesis Tables 4.1, 4.2, 6.1, 6.4):
+# the configuration, the devices' alpha and k and the systems' declarations as tidy CSVs, which
+# their scripts (figures/scripts/table_*.py) typeset like any other result.
+
+from steps import tables as table_steps
+
+# Table 4.1: the devices Chapter 4 runs on in this profile (none: no table).
+ACE_DEVICE_TABLE = ["results/ace/table_4_1.csv"] if ACE_DEVICES else []
+# Tables 4.2, 6.1 and 6.4: from the configuration alone, in every profile (checksummed).
+CONFIG_TABLE_RESULTS = ["results/ace/table_4_2.csv", "results/restore/table_6_1.csv", "results/restore/table_6_4.csv"]
+
+
+rule describe_ace_devices:
+    """Table 4.1: alpha, k_r and k_w of each device Chapter 4 runs on, measured or declared."""
+    input:
+        alpha_k=[f"results/pio/devices/{d}/alpha_k.csv" for d in ACE_DEVICES if d in CHARACTERIZED],
+        devices="configs/devices.yaml",
+        presets="configs/emussd_presets.yaml",
+        image=image("report"),
+    output:
+        csv="results/ace/table_4_1.csv",
+    params:
+        devices=ACE_DEVICES,
+        alpha_k={d: f"results/pio/devices/{d}/alpha_k.csv" for d in ACE_DEVICES if d in CHARACTERIZED},
+    log:
+        "results/logs/describe_ace_devices.log",
+    run:
+        table_steps.describe_ace_devices(devices=params.devices, alpha_k=params.alpha_k, csv_out=output.csv, log=log[0])
+
+
+rule describe_ace_workloads:
+    """Table 4.2: the synthetic workloads of configs/experiments/ace.yaml at this profile's scale."""
+    input:
+        experiment="configs/experiments/ace.yaml",
+        image=image("report"),
+    output:
+        csv="results/ace/table_4_2.csv",
+    params:
+        workloads=ACE_EXPERIMENT["synthetic_workloads"],
+        scale=ACE_PROFILE.get("scale"),
+    log:
+        "results/logs/describe_ace_workloads.log",
+    run:
+        table_steps.describe_ace_workloads(workloads=params.workloads, scale=params.scale, csv_out=output.csv, log=log[0])
+
+
+rule describe_restore_policies:
+    """Table 6.1: the features each of Chapter 6's policies captures (systems/restore/restore/tables.py)."""
+    input:
+        "systems/restore/restore/tables.py",
+        experiment="configs/experiments/restore.yaml",
+        image=image("report"),
+    output:
+        csv="results/restore/table_6_1.csv",
+    params:
+        policies=RESTORE_EXPERIMENT["policies"],
+    log:
+        "results/logs/describe_restore_policies.log",
+    run:
+        table_steps.describe_restore_policies(policies=params.policies, csv_out=output.csv, log=log[0])
+
+
+rule describe_restore_workloads:
+    """Table 6.4: the static and dynamic workloads of Figures 6.8 and 6.10, with their phases."""
+    input:
+        "systems/restore/restore/tables.py",
+        experiment="configs/experiments/restore.yaml",
+        image=image("report"),
+    output:
+        csv="results/restore/table_6_4.csv",
+    params:
+        workloads=[w for figure in ("fig_6_8", "fig_6_10") for w in RESTORE_EXPERIMENT["figures"][figure]["workloads"]],
+    log:
+        "results/logs/describe_restore_workloads.log",
+    run:
+        table_steps.describe_restore_workloads(workloads=params.workloads, csv_out=output.csv, log=log[0])
