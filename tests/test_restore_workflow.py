@@ -44,7 +44,8 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d["restore"].update(pages=10),
      "configs/profiles/quick.yaml: key restore.pages: 10 is out of range; it must be >= 100"),
     ("profiles/quick.yaml", lambda d: d["restore"]["figures"].update(fig_6_99={}),
-     "configs/profiles/quick.yaml: key restore.figures: unknown key(s) 'fig_6_99'; allowed keys: crosscheck, fig_6_1, fig_6_10"),
+     "configs/profiles/quick.yaml: key restore.figures: unknown key(s) 'fig_6_99'; allowed keys: crosscheck, "
+     "fig_6_1, fig_6_10"),
     ("profiles/quick.yaml", lambda d: d["restore"]["figures"].update(fig_6_12={"groups": [[10000, 1000000]]}),
      "configs/profiles/quick.yaml: key restore.figures.fig_6_12.groups:"),
     ("experiments/restore.yaml", lambda d: d["sensitivity"].update(figures=["fig_6_13"]),
