@@ -44,7 +44,8 @@ def _error(profile="quick"):
     ("profiles/quick.yaml", lambda d: d["restore"].update(pages=10),
      "configs/profiles/quick.yaml: key restore.pages: 10 is out of range; it must be >= 100"),
     ("profiles/quick.yaml", lambda d: d["restore"]["figures"].update(fig_6_99={}),
-     "configs/profiles/quick.yaml: key restore.figures: unknown key(s) 'fig_6_99'; allowed keys: crosscheck, fig_6_10"),
+     "configs/profiles/quick.yaml: key restore.figures: unknown key(s) 'fig_6_99'; allowed keys: crosscheck, "
+     "fig_6_1, fig_6_10"),
     ("profiles/quick.yaml", lambda d: d["restore"]["figures"].update(fig_6_12={"groups": [[10000, 1000000]]}),
      "configs/profiles/quick.yaml: key restore.figures.fig_6_12.groups:"),
     ("experiments/restore.yaml", lambda d: d["sensitivity"].update(figures=["fig_6_13"]),
@@ -66,7 +67,7 @@ def test_shipped_profiles_plan_their_csvs():
                                  "results/restore/crosscheck_pairs.csv"]
     ci = plan.outputs(config.load_profile("ci")["restore"])
     assert ci["measured"] == []  # the ci profile measures nothing: all its outputs are checksummed
-    assert len(ci["deterministic"]) == 9
+    assert len(ci["deterministic"]) == 10
     assert plan.outputs(None) == {"simulated": [], "sensitivity": [], "deterministic": [], "measured": []}
     assert set(plan.SENSITIVITY_CSVS) <= set(quick["deterministic"])  # virtual time: checksummed
     recorded = plan.outputs(config.load_profile("quick")["restore"], recorded_trace=True)

@@ -92,7 +92,7 @@ def test_reproduce_from_a_clean_tree(clone):
     assert_only_known_failures(clone, "ci")
     text = subprocess.run(["pdftotext", "-l", "1", str(clone / "paper/build/artifact.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
-    assert "26 of 56 figures" in text and "7 of 14 tables" in text
+    assert "30 of 56 figures" in text and "7 of 14 tables" in text
     assert pages_with_an_empty_top(clone / "paper/build/artifact.pdf") == []
     for sidecar in ("results/pio_model/fig_3_2.csv.json", "figures/generated/fig_3_2.pdf.json"):
         assert (clone / sidecar).exists()

@@ -133,6 +133,7 @@ rule gather_ace_results:
 
 ACE_SIM_BINARY = "systems/ace/sim/build/ace-sim"
 ACE_SCENE_BINARY = "systems/ace/sim/build/ace-sim-scene"  # built with it (CMakeLists.txt)
+ACE_HISTORY_BINARY = "systems/ace/sim/build/ace-sim-history"
 ACE_SIM_RESULTS = ["results/ace/sim/fig_4_2.csv", "results/ace/sim/fig_4_14a.csv"]
 
 
@@ -146,6 +147,7 @@ rule build_ace_simulator:
     output:
         binary=ACE_SIM_BINARY,
         scene=ACE_SCENE_BINARY,
+        history=ACE_HISTORY_BINARY,
     log:
         "results/logs/build_ace_simulator.log",
     benchmark:
@@ -179,7 +181,9 @@ rule simulate_ideal_speedup:
 # The thesis's toy examples of Figures 4.4 and 4.6 (figures/diagrams/scenes/) stepped through the
 # simulator's own pool and policies: the traces the figures are drawn from, in every profile.
 ACE_SCENES = glob_wildcards("figures/diagrams/scenes/{scene}.scene").scene
-ACE_SCENE_RESULTS = expand("results/ace/sim/scenes/{scene}.csv", scene=sorted(ACE_SCENES))
+# Figure 4.7's accesses through the history prefetcher (ace-sim-history): its table afterwards.
+ACE_HISTORY_RESULT = "results/ace/sim/scenes/fig_4_7_history.csv"
+ACE_SCENE_RESULTS = expand("results/ace/sim/scenes/{scene}.csv", scene=sorted(ACE_SCENES)) + [ACE_HISTORY_RESULT]
 
 
 rule trace_bufferpool_scene:
@@ -190,7 +194,23 @@ rule trace_bufferpool_scene:
         image=image("ace"),
     output:
         csv="results/ace/sim/scenes/{scene}.csv",
+    wildcard_constraints:
+        scene="|".join(ACE_SCENES),
     log:
         "results/logs/trace_bufferpool_scene/{scene}.log",
     run:
         ace_steps.trace_bufferpool_scene(binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
+
+
+rule trace_history_prefetcher:
+    """Figure 4.7's accesses through the simulator's history prefetcher: its table afterwards."""
+    input:
+        binary=ACE_HISTORY_BINARY,
+        accesses="figures/diagrams/scenes/fig_4_7.history",
+        image=image("ace"),
+    output:
+        csv=ACE_HISTORY_RESULT,
+    log:
+        "results/logs/trace_history_prefetcher.log",
+    run:
+        ace_steps.trace_bufferpool_scene(binary=input.binary, scene=input.accesses, csv_out=output.csv, log=log[0])

@@ -7,6 +7,7 @@
 from cave import plan as cave_plan
 
 CAVE_BINARY = "systems/cave/build/cave"
+CAVE_TRACE_BINARY = "systems/cave/build/cave-trace"  # built with it (CMakeLists.txt)
 CAVE_EXPERIMENT = CONFIGS["experiments/cave.yaml"]
 CAVE_DATASETS = CONFIGS["datasets.yaml"]
 CAVE_PROFILE = PROFILE_CONFIG.get("cave", {})
@@ -25,7 +26,9 @@ CAVE_BASELINE_DEVICES = cave_plan.baseline_devices(CAVE_EXPERIMENT, CAVE_PROFILE
 CAVE_BASELINE_BUILDS = expand("results/cave/baselines/{system}.json", system=CAVE_BASELINE_SYSTEMS)
 CAVE_BASELINE_SETTINGS = {**CAVE_EXPERIMENT["baselines"],
                           **({"timeout_s": CAVE_PROFILE["baseline_timeout_s"]} if "baseline_timeout_s" in CAVE_PROFILE else {})}
-CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1  # the graphs come from seeds: checksummed
+# Figures 5.2-5.4's toy graph through the engine on a fixed schedule: in every profile.
+CAVE_TOY_TRACE = "results/cave/trace/fig_5_toy.csv"
+CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1 + [CAVE_TOY_TRACE]  # the graphs come from seeds: checksummed
 
 
 rule build_cave:
@@ -37,6 +40,7 @@ rule build_cave:
         image("cave"),
     output:
         binary=CAVE_BINARY,
+        trace=CAVE_TRACE_BINARY,
     priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/build_cave.log",
@@ -44,6 +48,21 @@ rule build_cave:
         "results/benchmarks/build_cave.tsv"
     run:
         cave_steps.build_cave(binary=output.binary, log=log[0])
+
+
+rule trace_cave_toy_graph:
+    """The toy graph of Figures 5.2 and 5.4 through CAVE's BFS and pseudo-DFS step on a fixed
+    schedule, and Figure 5.3's cache pool snapshot (cave-trace)."""
+    input:
+        binary=CAVE_TRACE_BINARY,
+        scene="figures/diagrams/scenes/fig_5_toy.graph",
+        image=image("cave"),
+    output:
+        csv=CAVE_TOY_TRACE,
+    log:
+        "results/logs/trace_cave_toy_graph.log",
+    run:
+        cave_steps.trace_cave_toy_graph(binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
 
 
 rule build_cave_baseline:

@@ -11,6 +11,7 @@ FIGURE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".pdf"))
 TABLE_OUTPUTS = sorted(path for path in REPRODUCED if path.endswith(".tex"))
 # Figures are drawn by R, diagrams typeset from TikZ: one rule each, told apart by name.
 DIAGRAM_NAMES = sorted(Path(path).stem for path, item in REPRODUCIBLE.items() if is_diagram(item))
+DIAGRAM_HELPERS = ["figures/diagrams/bufferpool_scenes.py", "figures/diagrams/cave_trace.py"]
 R_FIGURE_NAMES = sorted(Path(path).stem for path in REPRODUCIBLE
                         if path.endswith(".pdf") and Path(path).stem not in DIAGRAM_NAMES)
 
@@ -41,8 +42,9 @@ rule draw_diagram:
     input:
         script=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["script"],
         frame=report_steps.DIAGRAM_FRAME,
-        # the drawing of a traced bufferpool scene, which the scripts of Figures 4.4 and 4.6 share
-        helper=lambda w: (["figures/diagrams/bufferpool_scenes.py"]
+        # the drawing of a traced scene, which the scripts of Figures 4.4 and 4.6 (bufferpool) and
+        # 5.2-5.4 (CAVE) share
+        helper=lambda w: (DIAGRAM_HELPERS
                           if reproduction(f"figures/generated/{w.name}.pdf")["script"].endswith(".py") else []),
         image=image("report"),
         data=lambda w: reproduction(f"figures/generated/{w.name}.pdf")["inputs"],

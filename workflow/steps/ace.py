@@ -152,6 +152,7 @@ def simulate_ideal_speedup(*, figure: str, binary: str, csv_out: str, log: str) 
 
 @in_image("ace")
 def trace_bufferpool_scene(*, binary: str, scene: str, csv_out: str, log: str) -> None:
-    """A toy example of Figures 4.4 and 4.6 stepped through the simulator (ace-sim-scene)."""
+    """A toy example stepped through the simulator: Figures 4.4 and 4.6's pools (ace-sim-scene),
+    Figure 4.7's history prefetcher (ace-sim-history); the tools take the same arguments."""
     Path(csv_out).parent.mkdir(parents=True, exist_ok=True)
     run_logged([binary, scene, "--out", csv_out], log)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -16,13 +17,23 @@ from cave.results import RUN_COLUMNS, TIMELINE_COLUMNS, figure_table
 from ssdartifact import config, devices, files, provenance, sources
 from ssdartifact.tidy import write_csv
 
-from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device
+from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device, run_logged
 
 
 @in_image("cave")
 def build_cave(*, binary: str, log: str) -> None:
     built = engine.build(Path(binary).parent)
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
+
+
+@in_image("cave")
+def trace_cave_toy_graph(*, binary: str, scene: str, csv_out: str, log: str) -> None:
+    """The engine's traversals and cache pool on Figures 5.2-5.4's toy graph (cave-trace); its
+    graphs are written beside the output (O_DIRECT needs a real file system) and removed."""
+    out = Path(csv_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".cave-trace-") as work:
+        run_logged([binary, scene, "--workdir", work, "--out", csv_out], log)
 
 
 def fetch_cave_dataset(*, name: str, record: str, log: str) -> None:

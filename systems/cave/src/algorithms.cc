@@ -190,28 +190,16 @@ DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t thres
       }
       try {
         while (!stack.empty() && !failed.load(std::memory_order_relaxed)) {
-          const uint32_t v = stack.back();
-          stack.pop_back();
-          r.order[v] = rank.fetch_add(1, std::memory_order_relaxed);
-          g.for_each_chunk(v, [&](const uint32_t* nbrs, uint32_t count, uint32_t) {
-            for (uint32_t i = 0; i < count; ++i) {
-              uint8_t expected = 0;
-              const uint32_t w = nbrs[i];
-              if (visited[w].load(std::memory_order_relaxed) == 0 && visited[w].compare_exchange_strong(expected, 1))
-                stack.push_back(w);
-            }
-          });
-          if (stack.size() > threshold) {
+          const uint32_t v = dfs_step(g, stack, visited, threshold, [&](std::span<const uint32_t> bottom) {
             std::lock_guard<std::mutex> lock(m);
-            if (live < threads) {  // split evenly: the bottom half becomes a new task
-              const size_t half = stack.size() / 2;
-              queue.emplace_back(stack.begin(), stack.begin() + static_cast<ptrdiff_t>(half));
-              stack.erase(stack.begin(), stack.begin() + static_cast<ptrdiff_t>(half));
-              ++live;
-              splits.fetch_add(1, std::memory_order_relaxed);
-              cv.notify_one();
-            }
-          }
+            if (live >= threads) return false;
+            queue.emplace_back(bottom.begin(), bottom.end());
+            ++live;
+            splits.fetch_add(1, std::memory_order_relaxed);
+            cv.notify_one();
+            return true;
+          });
+          r.order[v] = rank.fetch_add(1, std::memory_order_relaxed);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(m);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,32 @@ struct DfsResult {
   std::vector<int64_t> order;  // visit rank (global, by time), -1 when not visited
 };
 DfsResult pseudo_dfs(Graph& g, unsigned threads, uint32_t source, uint32_t threshold);
+
+// DFSTASK's loop body (Algorithm 7, lines 4-23), shared by pseudo_dfs's threads and by
+// cave-trace's deterministic schedule (trace.cc): pops the top of `stack`, pushes its neighbours
+// it claims in `visited`, and when the stack then holds more than `threshold` vertices offers its
+// bottom half to `spawn`, which returns whether a new task took it (else the stack goes on
+// whole). Returns the vertex visited.
+template <typename Spawn>
+uint32_t dfs_step(Graph& g, std::vector<uint32_t>& stack, std::vector<std::atomic<uint8_t>>& visited,
+                  uint32_t threshold, Spawn&& spawn) {
+  const uint32_t v = stack.back();
+  stack.pop_back();
+  g.for_each_chunk(v, [&](const uint32_t* nbrs, uint32_t count, uint32_t) {
+    for (uint32_t i = 0; i < count; ++i) {
+      uint8_t expected = 0;
+      const uint32_t w = nbrs[i];
+      if (visited[w].load(std::memory_order_relaxed) == 0 && visited[w].compare_exchange_strong(expected, 1))
+        stack.push_back(w);
+    }
+  });
+  if (stack.size() > threshold) {  // split evenly; the span is only copied when a task takes it
+    const size_t half = stack.size() / 2;
+    if (spawn(std::span<const uint32_t>(stack.data(), half)))
+      stack.erase(stack.begin(), stack.begin() + static_cast<ptrdiff_t>(half));
+  }
+  return v;
+}
 
 struct Traversal {
   BfsResult (*bfs)(Graph& g, Pool& pool, Variant variant, uint32_t source);

@@ -100,6 +100,14 @@ const uint32_t* ClockCache::pin(uint32_t b, uint32_t& slot_out) {
   }
 }
 
+std::vector<ClockCache::SlotState> ClockCache::snapshot(uint32_t& hand) {
+  std::lock_guard<std::mutex> lock(global_);
+  std::vector<SlotState> out;
+  for (const Slot& slot : slots_) out.push_back({slot.block, slot.ref, slot.pins.load(std::memory_order_relaxed)});
+  hand = hand_;
+  return out;
+}
+
 void ClockCache::unpin(uint32_t slot) { slots_[slot].pins.fetch_sub(1, std::memory_order_release); }
 
 }  // namespace cave

@@ -43,6 +43,15 @@ class ClockCache {
 
   uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }
 
+  // The pool as it stands, for cave-trace's picture of it (thesis Figure 5.3): each slot's edge
+  // block (-1: empty), reference bit and pins, and the clock hand (taken under the global lock).
+  struct SlotState {
+    int64_t block;
+    uint8_t ref;
+    int32_t pins;
+  };
+  std::vector<SlotState> snapshot(uint32_t& hand);
+
  private:
   struct alignas(64) Slot {
     std::mutex m;  // held while the block is being read

@@ -47,6 +47,7 @@ FIG_6_4_COLUMNS = ["pair", "xbar", "range", "a", "b", "x", "category", "membersh
 FIG_6_5_COLUMNS = ["seed", "timestep", "requested", "temperature"]
 FIG_6_8_COLUMNS = ["workload", "t1_pct", "t2_pct", *RUN_COLUMNS]  # Fig 6.8 (runtime) and Fig 6.9 (migrations)
 FIG_6_10_COLUMNS = FIG_6_8_COLUMNS
+FIG_6_1_COLUMNS = FIG_6_8_COLUMNS
 FIG_6_11_COLUMNS = ["asymmetry", "alpha", "workload", *RUN_COLUMNS]
 FIG_6_12_COLUMNS = ["group", "workload", *RUN_COLUMNS, "normalized_runtime", "normalized_data_access"]
 FIG_6_13_COLUMNS = ["trace", *RUN_COLUMNS, "normalized_runtime", "normalized_data_access"]
@@ -155,6 +156,14 @@ def fig_6_8(params: dict | None = None) -> list[dict]:
     """Figs 6.8 and 6.9: static workloads x tier capacities x policies."""
     p = _params(params, workloads=["5hf90", "10hf90", "10hf80"])
     return _tier_grid_runs(p, p["workloads"])
+
+
+def fig_6_1(params: dict | None = None) -> list[dict]:
+    """Fig 6.1: the policies on three drifting workloads (L1683: A and YCSB named, the third not) at
+    the sweeps' tier capacities (Section 6.6.1)."""
+    p = _params(params, workloads=["A", "D", "ycsb"])
+    t1, t2, _ = p["default_capacity_pct"]
+    return _tier_grid_runs({**p, "tier_grid": {"t1_pct": [t1], "t2_pct": [t2]}}, p["workloads"])
 
 
 def fig_6_10(params: dict | None = None) -> list[dict]:

@@ -20,7 +20,7 @@ RESULTS = "results/restore"
 BINARY = "systems/restore/build/restore-sim"
 
 # Figure/table -> the restore.experiment function that computes it (Figure 6.9 is drawn from fig_6_8's runs).
-DETERMINISTIC = ["fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_10", "fig_6_11", "fig_6_12", "fig_6_13",
+DETERMINISTIC = ["fig_6_1", "fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_10", "fig_6_11", "fig_6_12", "fig_6_13",
                  "table_6_5"]
 MEASURED = ["table_6_6", "crosscheck"]
 USES_TRACES = {"fig_6_7", "fig_6_13", "table_6_5"}

@@ -12,6 +12,7 @@ RULE_BASED = ["static", "tlfu", "tlru", "lrfu", "exd", "temp"]
 
 # The group of runs each derived column compares within (one configuration, all policies).
 GROUPS = {
+    "fig_6_1": ["workload", "t1_pct", "t2_pct", "seed"],
     "fig_6_8": ["workload", "t1_pct", "t2_pct", "seed"],
     "fig_6_10": ["workload", "t1_pct", "t2_pct", "seed"],
     "fig_6_11": ["asymmetry", "read_pct", "seed"],
@@ -144,7 +145,7 @@ def columns(names: list[str]) -> dict[str, str]:
 
 def csv_columns(figure: str) -> list[str]:
     base = getattr(experiment, f"{figure.upper()}_COLUMNS")
-    if figure in ("fig_6_8", "fig_6_10", "fig_6_11"):
+    if figure in ("fig_6_1", "fig_6_8", "fig_6_10", "fig_6_11"):
         return [*base, "normalized_data_access", *RUN_EXTRA]
     if figure == "fig_6_12":
         return [*base, *RUN_EXTRA, "largest_group", "normalized_growth"]

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,7 @@ class FifoTable {
     return it == map_.end() ? nullptr : &it->second;
   }
   void remove(uint64_t key) { map_.erase(key); }
+  const std::unordered_map<uint64_t, Entry>& entries() const { return map_; }
   Entry* enter(uint64_t key) {
     if (Entry* e = find(key)) return e;
     if (used_ == capacity_) {
@@ -64,13 +66,18 @@ class Predictor {
   // History: up to `max` likely next blocks after `page`, most likely first.
   std::vector<uint32_t> history_predict(uint64_t page, int max);
 
+  struct HistoryRow {  // NextPages and Weights of one row (thesis Figure 4.7)
+    uint32_t next[kHistoryFanout] = {0, 0, 0};
+    int weight[kHistoryFanout] = {0, 0, 0};
+  };
+  // The history table as it stands, by page (ace-sim-history draws it).
+  std::map<uint64_t, HistoryRow> history_table() const {
+    return {history_.entries().begin(), history_.entries().end()};
+  }
+
  private:
   struct TapEntry {
     int run = 0;
-  };
-  struct HistoryRow {
-    uint32_t next[kHistoryFanout] = {0, 0, 0};
-    int weight[kHistoryFanout] = {0, 0, 0};
   };
   FifoTable<TapEntry> tap_;
   FifoTable<HistoryRow> history_;
