@@ -5,7 +5,7 @@ socket, slurm.conf, state, spool, logs, pid files) is under the given folder, th
 on free ports, and the client commands find the cluster through SLURM_CONF, so another cluster on
 the machine (or another test's) is not touched. Two nodes on the one host (Debian builds slurmd
 with MULTIPLE_SLURMD), each with its own features: the "device nodes" a device declaration names
-(docs/cluster.md). What worked, and the settings that did: ../shared/spec/cluster.md.
+(docs/cluster.md, "Tested against a real SLURM").
 """
 
 from __future__ import annotations

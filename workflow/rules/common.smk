@@ -1,4 +1,5 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
+import json
 import re
 from pathlib import Path
 
@@ -40,6 +41,12 @@ def claim_data_files(produced):
     """The CSVs the claims read that this profile produces; the others are reported as 'not run'."""
     files = set().union(*(artifact_claims.data_files(claim) for claim in CLAIMS))
     return sorted(files & set(produced))
+
+
+def provenance_of(path):
+    """An output's provenance sidecar (<path>.json), once it exists: a caption of the report shows it."""
+    sidecar = Path(f"{path}.json")
+    return json.loads(sidecar.read_text()) if sidecar.exists() else {}
 
 
 def glob_wildcards_files(pattern):

@@ -2,16 +2,9 @@
 # thesis's caption and its provenance (workflow/report/), and the claims report (check_claims marks
 # it). Snakemake inlines its own scripts and the results, so the one file opens offline.
 
-import json
-
 report: "../report/workflow.rst"
 
 REPORT_PICTURES = [f"results/report/figures/{Path(path).stem}.png" for path in FIGURE_OUTPUTS]
-
-
-def _sidecar(path):
-    """A figure's provenance sidecar, once it exists (the caption is written when the report is)."""
-    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
 
 
 rule picture_for_report:
@@ -24,7 +17,7 @@ rule picture_for_report:
                labels={"figure": "{name}"}),
     params:
         item=lambda w: REPRODUCIBLE[f"figures/generated/{w.name}.pdf"],
-        provenance=lambda w: _sidecar(f"figures/generated/{w.name}.pdf.json"),
+        provenance=lambda w: provenance_of(f"figures/generated/{w.name}.pdf"),
     log:
         "results/logs/picture_for_report/{name}.log",
     run:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Every SLURM job runs a Snakemake process beside the step (the executor's jobstep): with memory
-# limits enforced, 100 MB for it was too little and 500 MB enough (../shared/spec/cluster.md).
+# limits enforced, 100 MB for it was too little and 500 MB enough (measured on a test cluster, 2026-11-25).
 SNAKEMAKE_IN_JOB_MB = 500
 # A step's measured peak (max_rss) times this: the same rule at another size or on another node
 # needs somewhat more, and a job over its --mem is killed where memory is enforced.

@@ -12,8 +12,8 @@ where `work` (WORK below) is what the job's time grows with, linearly: for a mea
 it makes times each run's length (ACE: transactions per run; CAVE: edges of each run's graph; a
 characterization: the length of a fio point times the steps of its thread search), for a
 simulation its requests; a build, a figure or a table does not scale. Linear is a floor where a
-run's cost grows with the data (a 200x larger database misses more per transaction). Without the
-quick run's benchmarks on this machine, the committed record of the quick run the guide quotes
+run's cost grows with the data (a 200x larger database misses more per transaction). Without a
+quick run on this machine, the committed record of the quick run the guide quotes
 (docs/numbers.json, quick.job_*) stands in, and the plan says so.
 """
 
@@ -171,12 +171,9 @@ def _benchmark_seconds(path: Path) -> float | None:
 
 
 def quick_seconds(quick_jobs: dict[int, Job], root: Path) -> tuple[dict[str, float], str]:
-    """Seconds of each quick job by name, and where they come from: this machine's benchmarks, or
-    the guide's committed record of a quick run (labelled as such)."""
-    measured = {job.name: s for job in quick_jobs.values() if job.benchmark
-                and (s := _benchmark_seconds(root / job.benchmark)) is not None}
-    if measured:
-        return measured, f"this machine's quick run ({root / 'results/benchmarks'}, {len(measured)} jobs)"
+    """Seconds of each quick job by name, and where they come from: this machine's benchmarks when
+    it ran the quick profile (results/benchmarks/ also holds other profiles' jobs of the same
+    names), else, and for a job it lacks, the guide's committed record of a quick run, labelled."""
     numbers = json.loads((REPO_ROOT / "docs/numbers.json").read_text())["numbers"]
     per_rule: dict[str, list[Job]] = defaultdict(list)
     for job in quick_jobs.values():
@@ -192,9 +189,15 @@ def quick_seconds(quick_jobs: dict[int, Job], root: Path) -> tuple[dict[str, flo
             elif total:
                 committed[job.name] = total / len(jobs)
     date = numbers.get("quick.run_date", {}).get("value", "an unknown date")
-    return committed, (f"NO quick run's benchmarks on this machine (results/benchmarks/ is empty): COMMITTED ESTIMATES "
-                       f"from the guide's record of the quick run of {date} (docs/numbers.json, quick.job_*), per "
-                       "rule where it records no job; run `make reproduce PROFILE=quick` for this machine's own")
+    label = (f"COMMITTED ESTIMATES from the guide's record of the quick run of {date} (docs/numbers.json, "
+             "quick.job_*; a rule's total split evenly where it records no job)")
+    if not (root / "results/runs/quick.json").exists():
+        return committed, (f"NO quick run on this machine (results/runs/quick.json is absent): {label}; "
+                           "`make reproduce PROFILE=quick` measures this machine's own")
+    measured = {job.name: s for job in quick_jobs.values() if job.benchmark
+                and (s := _benchmark_seconds(root / job.benchmark)) is not None}
+    return {**committed, **measured}, (f"this machine's quick run (results/benchmarks/: {len(measured)} of "
+                                       f"{len(quick_jobs)} jobs; the others {label})")
 
 
 def estimate(profile_name: str, root: Path = REPO_ROOT) -> tuple[dict[int, Job], str]:
