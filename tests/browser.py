@@ -41,10 +41,14 @@ class Browser:
         for fd in high:
             os.close(fd)
         self._buffer, self._next, self.errors, self.session = b"", 0, [], None
-        target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Runtime", "Log", "Page"):
-            self.send(f"{domain}.enable")
+        try:
+            target = self.send("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            for domain in ("Runtime", "Log", "Page"):
+                self.send(f"{domain}.enable")
+        except BaseException:
+            self.close()
+            raise
 
     def send(self, method: str, timeout: float = 60, **params) -> dict:
         self._next += 1
