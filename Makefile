@@ -9,9 +9,13 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # RUNTIME=docker runs every step in its system's image (overrides the profile's runtime).
 RUNTIME ?=
-SNAKEMAKE := snakemake --cores $(CORES) --config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
+# CLUSTER=slurm submits every job to SLURM (workflow/profiles/slurm, docs/cluster.md); CORES is then
+# what a job that takes a whole machine asks for: the cores of a node.
+CLUSTER ?=
+SNAKEMAKE := snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workflow/profiles/$(CLUSTER)) \
+	--config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims ace-server verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
+.PHONY: help setup check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
 	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
 
 help:
@@ -35,7 +39,9 @@ help:
 	@echo "make lab-dist LAB=n [KEY=file]   the students' tarball (no solutions, no graders' tests, no key)"
 	@echo "make lab-grade-all LAB=n SUBMISSIONS=dir KEY=file   grade one subfolder per student into one CSV"
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
-	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker"
+	@echo "make plan        the $(PROFILE) profile's jobs per device and node, their estimated hours and the critical path"
+	@echo "make report      Snakemake's HTML report: every figure with its caption, the claims, each result's provenance"
+	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker  CLUSTER=slurm  NODES=N (plan)"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:
@@ -66,6 +72,20 @@ claims: check-config
 ace-server: check-config
 	@$(SNAKEMAKE) results/ace/server.json
 	@echo "ACE server: $$(python -c 'import json; print(json.load(open("results/ace/server.json"))["install"])')"
+
+# How long the profile takes, per device and node, before anything runs (workflow/steps/plan.py:
+# the quick run's benchmarks scaled by the profile's sizes; docs/cluster.md).
+NODES ?= 1
+plan: setup
+	@python -m steps plan --profile $(PROFILE) --nodes $(NODES)
+
+# Snakemake's HTML report of the profile's last run (builds what is missing first): one file that
+# opens offline (workflow/rules/report.smk).
+REPORT := results/report/report.html
+report: check-config
+	@$(SNAKEMAKE) report_contents
+	@$(SNAKEMAKE) --report $(REPORT) report_contents
+	@echo "report: $(REPORT) (open it in a browser; it needs no network)"
 
 DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
 

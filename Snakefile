@@ -29,6 +29,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/document.smk"
 include: "workflow/rules/checksums.smk"
+include: "workflow/rules/report.smk"
 
 
 # emussd mounts left behind by an interrupted run are unmounted before and after every run; a run
@@ -62,5 +63,6 @@ rule all:
         RESTORE_DETERMINISTIC_RESULTS,
 
 
-# Last, once every rule is defined (common.smk: measurements side by side).
+# Last, once every rule is defined (common.smk: measurements side by side; a cluster job's memory).
 every_other_job_runs_alone()
+memory_as_measured()

@@ -17,26 +17,6 @@ from ssdartifact import REPO_ROOT, config
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def clone():
-    """A copy of every tracked (or new, not ignored) file: no outputs, no environment. Outside
-    pytest's own temporary tree, which others may not traverse: run as root, PostgreSQL runs as
-    `nobody` and must reach its cluster on the copy's devices, as in a checkout of a user's."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO_ROOT, capture_output=True, check=True).stdout.decode().split("\0")
-    top = Path(tempfile.mkdtemp(prefix="artifact-e2e-", dir="/tmp"))
-    top.chmod(0o755)
-    root = top / "artifact"
-    for relative in filter(None, listed):
-        source = REPO_ROOT / relative
-        if source.is_file():
-            (root / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / relative)
-    yield root
-    subprocess.run(["fusermount3", "-uz", *map(str, root.glob("scratch/emussd/*/mnt"))], capture_output=True)
-    shutil.rmtree(top, ignore_errors=True)
-
-
 def claim_outcomes(clone) -> dict[str, str]:
     with open(clone / "results/claims/claims.csv", newline="") as handle:
         return {row["id"]: row["status"] for row in csv.DictReader(handle)}
@@ -103,6 +83,47 @@ def test_a_second_run_redoes_nothing(clone):
     code, out = make(clone, "reproduce")
     assert code == 0 and "Nothing to be done" in out, out[-2000:]
 
+
+def test_the_html_report_opens_in_a_browser_and_shows_every_figure(clone):
+    """Snakemake's report (make report) in a real headless Chromium, offline: it loads without a
+    console error, holds one picture per figure the profile draws, each a real image with its
+    caption, and clicking through the menu shows one."""
+    from browser import Browser, chromium
+    if chromium() is None:
+        pytest.skip("chromium is not installed (Debian: chromium)")
+    code, out = make(clone, "report")
+    assert code == 0, out[-3000:]
+    figures = sorted(p.stem for p in (clone / "figures/generated").glob("*.pdf"))
+    browser = Browser()
+    try:
+        browser.open(clone / "results/report/report.html")
+        shown = browser.evaluate("""(async () => {
+            const entries = Object.entries(results).filter(([path]) => path.endsWith(".png"));
+            const sizes = await Promise.all(entries.map(([path, entry]) => new Promise(done => {
+                const picture = new Image();
+                picture.onload = () => done([path, picture.naturalWidth, entry.caption || ""]);
+                picture.onerror = () => done([path, 0, ""]);
+                picture.src = entry.data_uri;
+            })));
+            return sizes;
+        })()""")
+        claims = browser.evaluate("Object.keys(results)")
+        clicked = browser.evaluate("""(async () => {
+            const pause = () => new Promise(done => setTimeout(done, 300));
+            const link = text => [...document.querySelectorAll("a")].find(a => a.textContent.trim() === text);
+            link("Figures").click(); await pause();
+            const view = document.querySelector("td div[role=group] a");
+            view.click(); await pause();
+            const picture = document.querySelector("img[src^='data:image/png']");
+            return picture ? picture.naturalWidth : 0;
+        })()""")
+    finally:
+        browser.close()
+    assert browser.errors == [], browser.errors
+    assert sorted(Path(path).stem for path, *_ in shown) == figures
+    assert all(width > 100 and "Provenance" in caption for _, width, caption in shown), shown
+    assert "results/claims/report.html" in claims
+    assert clicked > 100
 
 def test_outputs_match_the_committed_manifest(clone):
     code, out = make(clone, "verify")

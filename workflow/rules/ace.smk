@@ -99,6 +99,7 @@ rule run_ace_experiments:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(ACE_WAL_DEVICE),
+        **on_its_node(),
     priority: measurement_priority(first_among_measurements=True)
     log:
         "results/logs/run_ace_experiments/{device}.log",

@@ -140,6 +140,7 @@ rule run_cave_experiments:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(),
+        **on_its_node(),
     priority: measurement_priority()
     log:
         "results/logs/run_cave_experiments/{device}.log",
@@ -172,6 +173,7 @@ rule run_cave_baselines:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(),
+        **on_its_node(),
     priority: measurement_priority()
     log:
         "results/logs/run_cave_baselines/{device}.log",

@@ -12,7 +12,7 @@ rule check_claims:
     output:
         csv=CLAIMS_REPORT[0],
         markdown=CLAIMS_REPORT[1],
-        html=CLAIMS_REPORT[2],
+        html=report(CLAIMS_REPORT[2], caption="../report/claims.rst", category="Claims"),
     log:
         "results/logs/check_claims.log",
     benchmark:

@@ -1,7 +1,9 @@
 # Configuration (validated before any rule runs) and the helpers the rules share.
+import json
+import re
 from pathlib import Path
 
-from ssdartifact import claims as artifact_claims, config as artifact_config, devices
+from ssdartifact import claims as artifact_claims, cluster as artifact_cluster, config as artifact_config, devices
 from steps import ace as ace_steps, cave as cave_steps, emussd as emussd_steps, pio as pio_steps
 from steps import report as report_steps, restore as restore_steps, runtime
 from ssdartifact.paper import is_diagram, output_of, reproduced_items
@@ -41,6 +43,12 @@ def claim_data_files(produced):
     return sorted(files & set(produced))
 
 
+def provenance_of(path):
+    """An output's provenance sidecar (<path>.json), once it exists: a caption of the report shows it."""
+    sidecar = Path(f"{path}.json")
+    return json.loads(sidecar.read_text()) if sidecar.exists() else {}
+
+
 def glob_wildcards_files(pattern):
     """The files matching a one-wildcard pattern, e.g. every source of a system."""
     return sorted(expand(pattern, name=glob_wildcards(pattern).name))
@@ -77,19 +85,39 @@ def _switch(name, value):
 SIDE_BY_SIDE = _switch("emulated_side_by_side",
                        config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
 MACHINE_SHARES = 2
+
+# On a SLURM cluster (workflow/profiles/slurm sets cluster: slurm; docs/cluster.md), the machine is
+# each job's node: there is no machine to share, each measurement is sent to the node that holds its
+# device and has that node to itself (as it has this machine here), and the device declarations are
+# checked against the cluster before anything runs.
+CLUSTER = config.get("cluster", "")
+if CLUSTER not in ("", "slurm"):
+    raise WorkflowError(f"--config cluster={CLUSTER}: allowed values: slurm (workflow/profiles/slurm)")
+if CLUSTER and workflow.is_main_process:  # not again inside each job
+    try:
+        _problems = artifact_cluster.placement_problems(
+            [devices.declaration(name) for name in PROFILE_CONFIG["devices"]], artifact_cluster.cluster_nodes())
+    except artifact_cluster.ClusterError as error:
+        raise WorkflowError(f"{error}; nothing was run")
+    if _problems:
+        raise WorkflowError("the declared devices do not match the SLURM cluster; nothing was run:\n"
+                            + "\n".join(_problems))
+
 # One measurement per device at a time: every device a measurement uses is a resource of one
 # (ACE's runs also write their WAL to configs/experiments/ace.yaml's wal_device, so two ACE
-# campaigns never run side by side).
+# campaigns never run side by side). On a cluster too: Snakemake holds them across all its jobs.
 ACE_WAL_DEVICE = CONFIGS["experiments/ace.yaml"]["wal_device"]
-if SIDE_BY_SIDE:
+HOLD_DEVICES = SIDE_BY_SIDE or bool(CLUSTER)
+if SIDE_BY_SIDE and not CLUSTER:
     workflow.register_resource("machine_share", MACHINE_SHARES)
+if HOLD_DEVICES:
     for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE}):
         workflow.register_resource(f"device_{name.replace('-', '_')}", 1)
 
 
 def devices_held(*also):
     """The device resources of a measurement: its own device (wildcard `device`) and `also`."""
-    if not SIDE_BY_SIDE:
+    if not HOLD_DEVICES:
         return {}
     return {f"device_{name.replace('-', '_')}": (lambda w, name=name: int(name in (w.device, *also)))
             for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE})}
@@ -99,6 +127,27 @@ def alone_unless_emulated(wildcards):
     """A measurement's machine share: one of two on an emulated device side by side, else all."""
     emulated = devices.declaration(wildcards.device)["kind"] == "emulated"
     return 1 if SIDE_BY_SIDE and emulated else MACHINE_SHARES
+
+
+def on_its_node(device_of=lambda wildcards: wildcards.device):
+    """On a cluster, where a measurement runs: the node, feature or partition its device's
+    declaration names (ssdartifact.cluster.placement), and the node to itself unless it may share
+    it as here (side by side on an emulated device). Here: nothing."""
+    if not CLUSTER:
+        return {}
+
+    def resource(key):
+        def value(wildcards):
+            declaration = devices.declaration(device_of(wildcards))
+            shares = SIDE_BY_SIDE and declaration["kind"] == "emulated"
+            return artifact_cluster.placement(declaration, exclusive=not shares)[key]
+        return value
+    return {key: resource(key) for key in ("constraint", "slurm_partition", "slurm_extra")}
+
+
+def alone_on_a_node():
+    """A measurement without a device (CPU or wall-clock time): on a cluster, a node to itself."""
+    return {"slurm_extra": "--exclusive"} if CLUSTER else {}
 
 
 def measurement_threads(wildcards):
@@ -130,10 +179,32 @@ def measurement_priority(first_among_measurements=False):
 def every_other_job_runs_alone():
     """Called once all rules are defined. With measurements side by side, each rule that does not
     declare its machine share takes the whole machine."""
-    if SIDE_BY_SIDE:
+    if SIDE_BY_SIDE and not CLUSTER:
         for each in workflow.rules:
             if "machine_share" not in each.resources:
                 each.resources["machine_share"] = MACHINE_SHARES
+
+
+def memory_as_measured():
+    """Called once all rules are defined. On a cluster, a job asks for the memory its rule used on
+    this machine (results/benchmarks/: the same job's record, else the rule's largest; with a margin
+    and the jobstep's own, ssdartifact.cluster.memory_mb); a rule never run here keeps the profile's
+    default (workflow/profiles/slurm)."""
+    if not CLUSTER:
+        return
+    for each in workflow.rules:
+        if each.benchmark is None:
+            continue
+        pattern = str(each.benchmark)
+        recorded = sorted(Path().glob(re.sub(WILDCARD, "*", pattern)))
+        if recorded:
+            each.resources["mem_mb"] = (
+                lambda w, pattern=pattern, recorded=recorded:
+                artifact_cluster.memory_mb([p] if (p := Path(re.sub(WILDCARD, lambda m: w[m[1]], pattern))).exists()
+                                           else recorded))
+
+
+WILDCARD = r"\{(\w+)(?:,[^}]*)?\}"  # {name} or {name,regex} in a path pattern
 
 
 def emussd_binary_for(wildcards):

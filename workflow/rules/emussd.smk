@@ -39,6 +39,8 @@ rule emussd_saturation_sweep:
     params:
         fio_point=PROFILE_CONFIG["fio_point"],
     threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
+    resources:
+        **on_its_node(lambda wildcards: EMUSSD_SATURATION["device"]),
     log:
         "results/logs/emussd_saturation_sweep.log",
     benchmark:

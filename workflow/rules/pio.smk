@@ -36,6 +36,7 @@ rule characterize_device:
     resources:
         machine_share=alone_unless_emulated,
         **devices_held(),
+        **on_its_node(),
     priority: measurement_priority()
     log:
         "results/logs/characterize_device/{device}.log",

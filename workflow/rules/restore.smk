@@ -117,6 +117,8 @@ rule measure_restore_overhead:
     params:
         run=lambda w: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "table_6_6"),
     threads: workflow.cores  # a CPU-time measurement runs alone: any job beside it would disturb it
+    resources:
+        **alone_on_a_node(),
     log:
         "results/logs/measure_restore_overhead.log",
     benchmark:
@@ -139,6 +141,8 @@ rule crosscheck_restore_emulator:
     params:
         run=lambda w: restore_plan.figure_params(RESTORE_EXPERIMENT, RESTORE_PROFILE, "crosscheck"),
     threads: workflow.cores  # real-time sleeps: a busy CPU beside it would shift the wall times
+    resources:
+        **alone_on_a_node(),
     log:
         "results/logs/crosscheck_restore_emulator.log",
     benchmark:

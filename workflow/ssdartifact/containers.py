@@ -529,11 +529,11 @@ def _uv() -> str:
 
 def python_lock_text() -> str:
     """The project's runtime dependencies exactly as uv.lock pins them, with their hashes."""
-    result = subprocess.run([_uv(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-header",
+    result = subprocess.run([_uv(), "export", "--frozen", "--no-default-groups", "--no-emit-project", "--no-header",
                              "--format", "requirements-txt"], cwd=REPO_ROOT, capture_output=True, text=True)
     if result.returncode != 0:
         raise ContainerError(f"uv export failed: {result.stderr.strip()}")
-    return ("# The Python packages of this image: uv.lock's runtime dependencies (uv export --no-dev).\n"
+    return ("# The Python packages of this image: uv.lock's runtime dependencies (uv export --no-default-groups).\n"
             f"# Written by `{REFRESH}`; do not edit. The project's own code comes from the mounted repository.\n"
             + result.stdout)
 

@@ -4,6 +4,7 @@
   python -m steps checksums write|verify|add MANIFEST --list FILES
   python -m steps run NAME '{"keyword": value, ...}'     (a step inside its image)
   python -m steps guide update --profile quick | check [--results .]   (docs/'s generated numbers)
+  python -m steps plan --profile full [--nodes N]       (the jobs, their estimated hours, the critical path)
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ def _guide(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from . import plan  # noqa: PLC0415 (only this command needs the systems' plans and a dry run)
+    try:
+        print(plan.report(args.profile, args.nodes))
+    except (plan.PlanError, config.ConfigError) as error:
+        print(f"plan: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     runtime.run_registered(args.name, args.call)
     return 0
@@ -110,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_argument("--results", help="the folder holding results/ (default: the repository)")
     sub.add_argument("--only", metavar="PROFILE", help="check: only that profile's numbers")
     sub.set_defaults(run=_guide)
+    sub = commands.add_parser("plan", help="the profile's jobs per device and node, estimated hours, critical path")
+    sub.add_argument("--profile", default="full")
+    sub.add_argument("--nodes", type=int, default=1, help="nodes the estimate spreads the work over")
+    sub.set_defaults(run=_plan)
     sub = commands.add_parser("run", help="run one step with keyword arguments given as JSON (inside its image)")
     sub.add_argument("name")
     sub.add_argument("call")

@@ -45,6 +45,15 @@ def draw_diagram(*, script: str, data: list[str], tikz: str, pdf: str, log: str)
 
 
 @in_image("report")
+def picture_for_report(*, pdf: str, png: str, log: str) -> None:
+    """The first page of a figure at screen resolution (poppler's pdftoppm), for the HTML report."""
+    with tempfile.TemporaryDirectory(prefix="picture-") as scratch:
+        run_logged(["pdftoppm", "-png", "-r", "110", "-singlefile", "-f", "1", "-l", "1", pdf, f"{scratch}/page"], log)
+        Path(png).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(f"{scratch}/page.png", png)
+
+
+@in_image("report")
 def typeset_table(*, script: str, data: list[str], tex: str, log: str) -> None:
     started = provenance.now()
     run_logged([sys.executable, script, *data, tex], log)
