@@ -15,7 +15,7 @@ CLUSTER ?=
 SNAKEMAKE := snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workflow/profiles/$(CLUSTER)) \
 	--config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
 
-.PHONY: help setup check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
+.PHONY: help setup setup-test check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
 	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
 
 help:
@@ -46,6 +46,10 @@ help:
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:
 	@workflow/setup.sh
+
+# what only the tests need besides (a SLURM, a browser: workflow/debian-packages-test.txt)
+setup-test:
+	@workflow/setup.sh workflow/debian-packages-test.txt
 
 check-config: setup
 	@python -m steps check-config --profile $(PROFILE)
@@ -117,7 +121,7 @@ checksums-add: check-config
 # when there is a Docker engine) run beside the unit tests and each other, at a lower priority:
 # the unit tests use about one of two cores, and the image builds wait on downloads. A failed
 # build fails the run, with the end of its log.
-test: setup
+test: setup-test
 	@mkdir -p results/tests
 	@nice -n 10 python -m ace.build cassert >results/tests/prebuild-ace.log 2>&1 & pids="$$!:ace"; \
 	if docker info >/dev/null 2>&1; then \
@@ -131,7 +135,7 @@ test: setup
 	$(MAKE) --no-print-directory test-e2e
 
 # Each writes a JUnit report under results/tests/ (CI uploads it).
-test-unit: setup
+test-unit: setup-test
 	@python -m pytest -m "not e2e" --junitxml=results/tests/unit.xml
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs,
@@ -146,7 +150,7 @@ E2E := e2e and not full_matrix
 E2E_ALONE := $(E2E) and wall_clock
 E2E_DOCKER_LANE := $(E2E) and not wall_clock and docker
 E2E_NATIVE_LANE := $(E2E) and not wall_clock and not docker
-test-e2e: setup
+test-e2e: setup-test
 	@mkdir -p results/tests; status=0; \
 	python -m pytest -m "$(E2E_ALONE)" --durations=15 --junitxml=results/tests/e2e-wall-clock.xml || status=1; \
 	echo "--- the other end-to-end checks, in two lanes (results/tests/e2e-docker.log, e2e-native.log)"; \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the artifact needs on a Debian 12 machine: the Debian packages in
-# workflow/debian-packages.txt, a pinned uv, and the locked Python environment (.venv).
+# workflow/debian-packages.txt (and in each further list given, e.g. the tests'), a pinned uv, and
+# the locked Python environment (.venv).
 # Idempotent: a second run checks and does nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ TOOLS=.tools
 say() { printf 'setup: %s\n' "$*"; }
 
 # 1. Debian packages.
-mapfile -t wanted < <(grep -v '^\s*#' workflow/debian-packages.txt | grep -v '^\s*$')
+mapfile -t wanted < <(cat workflow/debian-packages.txt "$@" | grep -v '^\s*#' | grep -v '^\s*$')
 missing=()
 for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
