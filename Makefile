@@ -139,27 +139,32 @@ test-unit: setup-test
 	@python -m pytest -m "not e2e" --junitxml=results/tests/unit.xml
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs,
-# docker mode, PostgreSQL's suites, the quick profile. First those that time the wall clock (an
-# emulated device's latency, a speedup, the quick profile's claims), one at a time on an otherwise
-# idle machine; then the others in two lanes side by side, docker mode in one: they time nothing,
-# and one lane alone leaves a core idle for part of its time (2 cores, a fresh clone, 2026-11-26:
-# 15.6 minutes for both lanes, where the project's CI took 20.7 for the same checks one after the
-# other, though each lane builds what the other would have reused). Every part runs, even after
+# docker mode, PostgreSQL's suites, SLURM, the quick profile. First those that time the wall clock
+# (an emulated device's latency, a speedup, the quick profile's claims), one at a time on an
+# otherwise idle machine; then the others in three lanes side by side, docker mode in one, the
+# SLURM cluster in another: they time nothing, and one lane alone leaves a core idle for part of
+# its time (2 cores, a fresh clone, 2026-11-26: 15.6 minutes for two lanes, where the project's CI
+# took 20.7 for the same checks one after the other, though each lane builds what the other would
+# have reused; the SLURM lane mostly waits on the scheduler's polling). Every part runs, even after
 # a failure.
 E2E := e2e and not full_matrix
 E2E_ALONE := $(E2E) and wall_clock
 E2E_DOCKER_LANE := $(E2E) and not wall_clock and docker
-E2E_NATIVE_LANE := $(E2E) and not wall_clock and not docker
+E2E_SLURM_LANE := $(E2E) and not wall_clock and not docker and slurm
+E2E_NATIVE_LANE := $(E2E) and not wall_clock and not docker and not slurm
+E2E_LANES := docker slurm native
 test-e2e: setup-test
 	@mkdir -p results/tests; status=0; \
 	python -m pytest -m "$(E2E_ALONE)" --durations=15 --junitxml=results/tests/e2e-wall-clock.xml || status=1; \
-	echo "--- the other end-to-end checks, in two lanes (results/tests/e2e-docker.log, e2e-native.log)"; \
+	echo "--- the other end-to-end checks, in three lanes (results/tests/e2e-{docker,slurm,native}.log)"; \
 	python -m pytest -p no:cacheprovider -m "$(E2E_DOCKER_LANE)" --durations=10 \
 	  --junitxml=results/tests/e2e-docker.xml >results/tests/e2e-docker.log 2>&1 & docker=$$!; \
+	python -m pytest -p no:cacheprovider -m "$(E2E_SLURM_LANE)" --durations=10 \
+	  --junitxml=results/tests/e2e-slurm.xml >results/tests/e2e-slurm.log 2>&1 & slurm=$$!; \
 	python -m pytest -p no:cacheprovider -m "$(E2E_NATIVE_LANE)" --durations=10 \
 	  --junitxml=results/tests/e2e-native.xml >results/tests/e2e-native.log 2>&1 || status=1; \
-	wait $$docker || status=1; \
-	for lane in docker native; do echo "--- end-to-end, $$lane lane"; cat results/tests/e2e-$$lane.log; done; \
+	wait $$docker || status=1; wait $$slurm || status=1; \
+	for lane in $(E2E_LANES); do echo "--- end-to-end, $$lane lane"; cat results/tests/e2e-$$lane.log; done; \
 	exit $$status
 
 # ACE's regression suite and crash test with every replacement policy, with and without ACE

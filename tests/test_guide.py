@@ -40,7 +40,7 @@ def results_tree(root, *, passed=3, known=1, unexpected=0, ace_seconds=120.0, pr
     (root / "results/tests").mkdir(parents=True)
     (root / "results/tests/unit.xml").write_text(
         '<testsuites><testsuite tests="10" failures="1" errors="0" skipped="2" time="270.5"/></testsuites>')
-    for suite, seconds in (("e2e-wall-clock", 1800), ("e2e-native", 600), ("e2e-docker", 700)):
+    for suite, seconds in (("e2e-wall-clock", 1800), ("e2e-native", 600), ("e2e-docker", 700), ("e2e-slurm", 650)):
         (root / f"results/tests/{suite}.xml").write_text(f'<testsuite tests="3" time="{seconds}"/>')
     return root
 
