@@ -15,7 +15,7 @@ d <- read_tidy(io$inputs[[1]])
 claim_label <- function(id) {
   short <- sub("^restore-", "", id)
   title <- sub("-", ": ", short, fixed = TRUE)
-  vapply(gsub("-", " ", title), function(s) paste(strwrap(s, width = 34), collapse = "\n"), "")
+  vapply(gsub("-", " ", title), function(s) paste(strwrap(s, width = 50), collapse = "\n"), "")
 }
 # numbers with three significant digits (0.32192809488736235 -> 0.322, 2e-08 -> 2e-08), text as is
 value_label <- function(v) {
@@ -36,14 +36,14 @@ chapter <- d[is_true(d$is_default), ]
 p <- ggplot(d, aes(position, parameter)) +
   geom_tile(aes(fill = verdict), colour = "white", linewidth = 0.4) +
   geom_tile(data = chapter, fill = NA, colour = "black", linewidth = 0.6) +
-  geom_text(aes(label = label), size = 1.5, lineheight = 0.85) +
-  facet_wrap(~panel, ncol = 3) +
+  geom_text(aes(label = label), size = 1.7, lineheight = 0.75) +
+  facet_wrap(~panel, ncol = 2) +
   scale_fill_manual(name = "At this point the claim", values = c(holds = "#91cf60", fails = "#fc8d59",
                                                                  "not run" = "grey85"), drop = FALSE) +
   scale_x_continuous(breaks = seq(min(d$position), max(d$position)), expand = c(0, 0)) +
   labs(x = "place of the value in its list, relative to the chapter's value (0, outlined)", y = NULL) +
   theme_thesis(base_size = 7) +
-  theme(panel.grid = element_blank(), strip.text = element_text(size = 6.5, lineheight = 0.9))
-rows <- ceiling(length(claims) / 3)
+  theme(panel.grid = element_blank(), strip.text = element_text(size = 7, lineheight = 0.9))
+rows <- ceiling(length(claims) / 2)
 save_figure(p, io$output, width = 6.5, height = min(9, 0.9 + rows * (0.45 + 0.15 * length(parameters))),
             title = "Sensitivity of Chapter 6's claims")
