@@ -229,7 +229,7 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
     assert (clone / "results/emussd/saturation_device_stats.json").exists()
     raw = list((clone / "results/raw/emussd/saturation").glob("*.json"))
     assert len(raw) == 22, "one raw fio JSON per point"
-    for device in ("local-disk", "emu-optane", "emu-virtual"):  # the characterization (Chapter 2)
+    for device in ("local-disk", "emu-virtual"):  # the characterization (Chapter 2)
         assert (clone / f"results/pio/devices/{device}/alpha_k.csv").exists()
         assert list((clone / f"results/raw/pio/{device}").glob("*.json")), "fio's raw JSON is kept"
         assert not os.path.ismount(clone / f"scratch/emussd/{device}/mnt")

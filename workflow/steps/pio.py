@@ -45,6 +45,10 @@ def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: di
         experiment["characterization"]["random_block_sizes"] = profile["random_block_sizes"]
     max_threads = profile["max_threads"]
     device = devices.declaration(name)
+    if device["kind"] == "emulated":
+        # emussd serves every offset alike (no read-ahead, no mapping unit): a sequential sweep would
+        # measure the random one again, at a third of an emulated device's characterization time
+        experiment["characterization"]["sequential_block_sizes"] = []
     needed = bench.needed_bytes(experiment, max_threads)
     with open(log, "w", encoding="utf-8") as progress, \
             open_device(name, needed, emussd_binary=binary[0] if binary else None,
