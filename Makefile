@@ -117,55 +117,69 @@ checksums-add: check-config
 	@mkdir -p results/checksums && printf '%s\n' $(FILES) >results/checksums/$(PROFILE).added
 	@python -m steps checksums add checksums/$(PROFILE).sha256 --list results/checksums/$(PROFILE).added
 
-# The builds the end-to-end tests need (the ACE tests' PostgreSQL with assertions, and the images
-# when there is a Docker engine) run beside the unit tests and each other, at a lower priority:
-# the unit tests use about one of two cores, and the image builds wait on downloads. A failed
-# build fails the run, with the end of its log.
+# `make test`: first everything that times nothing, side by side: the unit tests, the builds the
+# end-to-end checks need (the ACE tests' PostgreSQL with assertions, the images when there is a
+# Docker engine; at a lower priority) and the three lanes of end-to-end checks (below), the docker
+# lane once the images are built (the native lane's ACE tests wait on the PostgreSQL build's lock).
+# Then, alone on an otherwise idle machine, the checks that time the wall clock. The work before
+# them is CPU-bound with gaps (the SLURM lane waits on the scheduler's polling, the image builds on
+# their downloads, the unit tests use one core), which side by side fill each other's: CI of
+# 2026-11-28 ran the lanes after the checks that time something and ran out of its 90 minutes.
+# A failed build or unit test stops the run before the part that times something.
 test: setup-test
-	@mkdir -p results/tests
-	@nice -n 10 python -m ace.build cassert >results/tests/prebuild-ace.log 2>&1 & pids="$$!:ace"; \
+	@mkdir -p results/tests; status=0; \
+	nice -n 10 python -m ace.build cassert >results/tests/prebuild-ace.log 2>&1 & ace=$$!; \
 	if docker info >/dev/null 2>&1; then \
-	  nice -n 10 python -m ssdartifact.containers build >results/tests/prebuild-images.log 2>&1 & pids="$$pids $$!:images"; fi; \
-	unit=0; $(MAKE) --no-print-directory test-unit || unit=$$?; \
-	for job in $$pids; do \
-	  if ! wait $${job%%:*}; then echo "make test: building for the end-to-end tests failed (results/tests/prebuild-$${job#*:}.log):"; \
-	    tail -n 30 results/tests/prebuild-$${job#*:}.log; exit 1; fi; \
-	done; \
-	[ $$unit -eq 0 ] || exit $$unit; \
-	$(MAKE) --no-print-directory test-e2e
+	  ( nice -n 10 python -m ssdartifact.containers build >results/tests/prebuild-images.log 2>&1 || exit $(IMAGES_FAILED); \
+	    $(call e2e_lane,$(E2E_DOCKER_LANE),docker) ) & docker=$$!; \
+	else ( $(call e2e_lane,$(E2E_DOCKER_LANE),docker) ) & docker=$$!; fi; \
+	( $(call e2e_lane,$(E2E_SLURM_LANE),slurm) ) & slurm=$$!; \
+	( $(call e2e_lane,$(E2E_NATIVE_LANE),native) ) & native=$$!; \
+	$(MAKE) --no-print-directory test-unit || status=2; \
+	if ! wait $$ace; then status=2; echo "make test: building PostgreSQL for the tests failed (results/tests/prebuild-ace.log):"; \
+	  tail -n 30 results/tests/prebuild-ace.log; fi; \
+	wait $$docker; lane=$$?; if [ $$lane -eq $(IMAGES_FAILED) ]; then status=2; \
+	  echo "make test: building the images failed (results/tests/prebuild-images.log):"; tail -n 30 results/tests/prebuild-images.log; \
+	  echo "(the docker lane did not run)" >results/tests/e2e-docker.log; \
+	elif [ $$lane -ne 0 ]; then status=1; fi; \
+	wait $$slurm || status=1; wait $$native || status=1; \
+	if [ $$status -eq 2 ]; then $(E2E_PRINT_LANES); exit 1; fi; \
+	echo "--- the end-to-end checks that time something, alone"; \
+	$(E2E_WALL_CLOCK) || status=1; \
+	$(E2E_PRINT_LANES); exit $$status
 
 # Each writes a JUnit report under results/tests/ (CI uploads it).
 test-unit: setup-test
 	@python -m pytest -m "not e2e" --junitxml=results/tests/unit.xml
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs,
-# docker mode, PostgreSQL's suites, SLURM, the quick profile. First those that time the wall clock
-# (an emulated device's latency, a speedup, the quick profile's claims), one at a time on an
-# otherwise idle machine; then the others in three lanes side by side, docker mode in one, the
-# SLURM cluster in another: they time nothing, and one lane alone leaves a core idle for part of
-# its time (2 cores, a fresh clone, 2026-11-26: 15.6 minutes for two lanes, where the project's CI
-# took 20.7 for the same checks one after the other, though each lane builds what the other would
-# have reused; the SLURM lane mostly waits on the scheduler's polling). Every part runs, even after
-# a failure.
+# docker mode, PostgreSQL's suites, SLURM, the quick profile. Those that time the wall clock (an
+# emulated device's latency, a speedup, the quick profile's claims) run one at a time on an
+# otherwise idle machine; the others in three lanes side by side, docker mode in one, the SLURM
+# cluster in another: they time nothing, and one lane alone leaves a core idle for part of its
+# time (2 cores, a fresh clone, 2026-11-26: 15.6 minutes for two lanes, where the project's CI
+# took 20.7 for the same checks one after the other). Every part runs, even after a failure.
 E2E := e2e and not full_matrix
 E2E_ALONE := $(E2E) and wall_clock
 E2E_DOCKER_LANE := $(E2E) and not wall_clock and docker
 E2E_SLURM_LANE := $(E2E) and not wall_clock and not docker and slurm
 E2E_NATIVE_LANE := $(E2E) and not wall_clock and not docker and not slurm
 E2E_LANES := docker slurm native
+# one lane: pytest on the checks marker expression $(1) selects, output in results/tests/e2e-$(2).log
+e2e_lane = python -m pytest -p no:cacheprovider -m "$(1)" --durations=10 --junitxml=results/tests/e2e-$(2).xml \
+	>results/tests/e2e-$(2).log 2>&1
+E2E_WALL_CLOCK = python -m pytest -m "$(E2E_ALONE)" --durations=15 --junitxml=results/tests/e2e-wall-clock.xml
+E2E_PRINT_LANES = for lane in $(E2E_LANES); do echo "--- end-to-end, $$lane lane"; cat results/tests/e2e-$$lane.log; done
+IMAGES_FAILED := 97
 test-e2e: setup-test
 	@mkdir -p results/tests; status=0; \
-	python -m pytest -m "$(E2E_ALONE)" --durations=15 --junitxml=results/tests/e2e-wall-clock.xml || status=1; \
+	$(E2E_WALL_CLOCK) || status=1; \
 	echo "--- the other end-to-end checks, in three lanes (results/tests/e2e-{docker,slurm,native}.log)"; \
-	python -m pytest -p no:cacheprovider -m "$(E2E_DOCKER_LANE)" --durations=10 \
-	  --junitxml=results/tests/e2e-docker.xml >results/tests/e2e-docker.log 2>&1 & docker=$$!; \
-	python -m pytest -p no:cacheprovider -m "$(E2E_SLURM_LANE)" --durations=10 \
-	  --junitxml=results/tests/e2e-slurm.xml >results/tests/e2e-slurm.log 2>&1 & slurm=$$!; \
-	python -m pytest -p no:cacheprovider -m "$(E2E_NATIVE_LANE)" --durations=10 \
-	  --junitxml=results/tests/e2e-native.xml >results/tests/e2e-native.log 2>&1 || status=1; \
+	( $(call e2e_lane,$(E2E_DOCKER_LANE),docker) ) & docker=$$!; \
+	( $(call e2e_lane,$(E2E_SLURM_LANE),slurm) ) & slurm=$$!; \
+	( $(call e2e_lane,$(E2E_NATIVE_LANE),native) ) || status=1; \
 	wait $$docker || status=1; wait $$slurm || status=1; \
-	for lane in $(E2E_LANES); do echo "--- end-to-end, $$lane lane"; cat results/tests/e2e-$$lane.log; done; \
-	exit $$status
+	$(E2E_PRINT_LANES); exit $$status
 
 # ACE's regression suite and crash test with every replacement policy, with and without ACE
 # (CI runs two of the eight combinations as part of test-e2e).

@@ -1,6 +1,6 @@
-"""`make test-e2e` runs its checks in three parts (Makefile: E2E_ALONE, then E2E_DOCKER_LANE and
-E2E_NATIVE_LANE side by side): together they select every end-to-end check exactly once, and the
-checks that time something are in the part that runs alone."""
+"""`make test` and `make test-e2e` run the end-to-end checks in four parts (Makefile: E2E_ALONE, and
+E2E_DOCKER_LANE, E2E_SLURM_LANE and E2E_NATIVE_LANE side by side): together they select every
+end-to-end check exactly once, and the checks that time something are in the part that runs alone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("E2E_ALONE", "E2E_DOCKER_LANE", "E2E_NATIVE_LANE")
+PARTS = ("E2E_ALONE", "E2E_DOCKER_LANE", "E2E_SLURM_LANE", "E2E_NATIVE_LANE")
 
 
 def makefile_expressions() -> dict[str, str]:
@@ -31,7 +31,7 @@ def selects(expression: str, marks: set[str]) -> bool:
 
 def test_every_end_to_end_check_is_in_exactly_one_part():
     expressions = makefile_expressions()
-    markers = ("e2e", "full_matrix", "wall_clock", "docker")
+    markers = ("e2e", "full_matrix", "wall_clock", "docker", "slurm")
     for present in itertools.product((False, True), repeat=len(markers)):
         marks = {marker for marker, has in zip(markers, present) if has}
         chosen = [part for part in PARTS if selects(expressions[part], marks)]
