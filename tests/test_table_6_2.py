@@ -78,7 +78,8 @@ def test_the_table_puts_each_measured_device_under_the_thesis_s_row(tmp_path):
     lines = tex.splitlines()
     optane = lines.index(r"Intel Optane P4800X SSD (thesis) & 6.8 $\mu$s & 7.6 $\mu$s & 1.1 & 6 & 5 & thesis T1716 \\")
     # 2000 us declared over the thesis's 6.8 us; a k whose search found no plateau is a lower bound
-    assert lines[optane + 1] == r"emu-optane (294$\times$) & 2072 $\mu$s & 2290 $\mu$s & 1.10 & $\geq$64 & 5 & measured \\"
+    assert lines[optane + 1] == (r"emu-optane (294$\times$) & 2072 $\mu$s & 2290 $\mu$s & 1.10 & $\geq$64 & 5 & "
+                                 r"measured \\")
     assert r"emu-pcie & – & – & – & – & – & not run (1) \\" in tex
     assert r"Not run in this profile: (1) emu-pcie: its writes take 28 ms. The full profile runs it." in tex
     assert r"emu-hdd (1$\times$) & 2072 $\mu$s & 2290 $\mu$s & 1.10 & 1 & 5 & measured" in tex
