@@ -191,3 +191,18 @@ def test_a_block_device_the_profile_does_not_use_is_not_examined(configs):
         {"name": "spare", "kind": "block", "path": "/dev/disk/by-id/elsewhere", "destructive": True,
          "max_bytes": 1 << 30}))
     config.check_all("quick")
+
+
+def test_table_6_2_measures_only_the_profile_s_devices_and_leaves_out_only_its_own(configs):
+    _edit(configs / "profiles/quick.yaml", lambda d: d.update(devices=[x for x in d["devices"] if x != "emu-hdd"]))
+    assert ("key table_6_2: 'emu-hdd' is measured for Table 6.2 but is not in this profile's devices; add it there, "
+            "or to table_6_2.not_run") in _error()
+    _edit(configs / "profiles/quick.yaml", lambda d: d["table_6_2"]["not_run"].update(
+        {"emu-hdd": "a reason of twenty characters", "emu-virtual": "a reason of twenty characters"}))
+    assert "key table_6_2.not_run: 'emu-virtual' is not a device of Table 6.2" in _error()
+
+
+def test_a_table_6_2_device_must_be_declared(configs):
+    _edit(configs / "experiments/restore.yaml", lambda d: d["table_6_2"].append(
+        {"thesis_device": "Samsung 990 Pro", "device": "emu-samsung"}))
+    assert "restore.yaml: key table_6_2[5].device: 'emu-samsung' is not declared in configs/devices.yaml" in _error()

@@ -13,7 +13,8 @@ import pytest
 
 from ssdartifact import REPO_ROOT, devices
 
-MEASUREMENTS = {"characterize_device", "run_ace_experiments", "run_cave_experiments", "run_cave_baselines"}
+MEASUREMENTS = {"characterize_device", "characterize_device_at_4k", "run_ace_experiments", "run_cave_experiments",
+                "run_cave_baselines"}
 
 
 def planned_jobs(profile, *settings):

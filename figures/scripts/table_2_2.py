@@ -12,18 +12,11 @@ import csv
 import sys
 
 from ssdartifact.files import atomic_write_text
-from ssdartifact.latex import MISSING, significant, tabular
+from ssdartifact.latex import MISSING, concurrency, significant, tabular
 
 BLOCK_SIZES_KIB = (4, 8)
 # "4K" rather than "4KB" in the headers keeps the table within a 6.5 in text width.
 HEADER = ["Device"] + [f"{kib}K {name}" for kib in BLOCK_SIZES_KIB for name in ("α", "k_r", "k_w")] + ["4K α cost"]
-
-
-def concurrency(k: str, saturated: str) -> str:
-    if k.strip() in ("", "NA", "nan", "NaN"):
-        return MISSING
-    value = str(int(float(k)))
-    return value if saturated.strip().lower() == "true" else f"≥{value}"
 
 
 def read_rows(path: str) -> list[dict[str, str]]:

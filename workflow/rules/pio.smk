@@ -47,6 +47,48 @@ rule characterize_device:
                                       fio_point=params.fio_point, profile=params.characterize, log=log[0])
 
 
+# Thesis Table 6.2 (configs/experiments/restore.yaml, table_6_2) in a profile with a table_6_2 key:
+# the devices it measures for the table, each one's 4 KiB row from the characterization above when
+# that runs on the device, else from its 4 KiB random searches alone (characterize_device_at_4k).
+TABLE_6_2_PROFILE = PROFILE_CONFIG.get("table_6_2")
+TABLE_6_2_NOT_RUN = (TABLE_6_2_PROFILE or {}).get("not_run", {})
+TABLE_6_2_ALPHA_K = {
+    row["device"]: (f"results/pio/devices/{row['device']}/alpha_k.csv" if row["device"] in CHARACTERIZED
+                    else f"results/pio/devices-4k/{row['device']}/alpha_k.csv")
+    for row in CONFIGS["experiments/restore.yaml"]["table_6_2"]
+    if TABLE_6_2_PROFILE is not None and row["device"] not in TABLE_6_2_NOT_RUN
+}
+
+
+rule characterize_device_at_4k:
+    """Table 6.2 on a device the characterization above does not run on: its 4 KiB random thread
+    searches alone (one thread's latency, alpha and k), which cost a fraction of the whole."""
+    input:
+        binary=emussd_binary_for,
+        experiment=PIO_EXPERIMENT,
+        image=image("pio"),
+    output:
+        csv=expand("results/pio/devices-4k/{{device}}/{table}.csv", table=["sweeps", "alpha_k"]),
+        raw=directory("results/raw/pio-4k/{device}"),
+    params:
+        declaration=lambda w: devices.declaration(w.device),  # this device's only (characterize_device)
+        fio_point=PROFILE_CONFIG["fio_point"],
+        max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
+    threads: measurement_threads
+    resources:
+        machine_share=alone_unless_emulated,
+        **devices_held(),
+        **on_its_node(),
+    priority: measurement_priority()
+    log:
+        "results/logs/characterize_device_at_4k/{device}.log",
+    benchmark:
+        "results/benchmarks/characterize_device_at_4k/{device}.tsv"
+    run:
+        pio_steps.characterize_device_at_4k(name=wildcards.device, binary=input.binary, raw=output.raw,
+                                            fio_point=params.fio_point, max_threads=params.max_threads, log=log[0])
+
+
 rule gather_characterization:
     """One CSV per table over every characterized device."""
     input:

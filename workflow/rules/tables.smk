@@ -1,11 +1,13 @@
-# The tables that describe the setup rather than measure it (thesis Tables 4.1, 4.2, 6.1, 6.4):
-# the configuration, the devices' alpha and k and the systems' declarations as tidy CSVs, which
-# their scripts (figures/scripts/table_*.py) typeset like any other result.
+# The tables that describe the setup rather than measure it (thesis Tables 4.1, 4.2, 6.1, 6.4), and
+# Table 6.2's devices: the configuration, the devices' alpha and k and the systems' declarations as
+# tidy CSVs, which their scripts (figures/scripts/table_*.py) typeset like any other result.
 
 from steps import tables as table_steps
 
 # Table 4.1: the devices Chapter 4 runs on in this profile (none: no table).
 ACE_DEVICE_TABLE = ["results/ace/table_4_1.csv"] if ACE_DEVICES else []
+# Table 6.2: in a profile with a table_6_2 key (pio.smk: its devices and where each is measured).
+TABLE_6_2_RESULTS = ["results/restore/table_6_2.csv"] if TABLE_6_2_PROFILE is not None else []
 # Tables 4.2, 6.1 and 6.4: from the configuration alone, in every profile (checksummed).
 CONFIG_TABLE_RESULTS = ["results/ace/table_4_2.csv", "results/restore/table_6_1.csv", "results/restore/table_6_4.csv"]
 
@@ -74,3 +76,27 @@ rule describe_restore_workloads:
         "results/logs/describe_restore_workloads.log",
     run:
         table_steps.describe_restore_workloads(workloads=params.workloads, csv_out=output.csv, log=log[0])
+
+
+rule describe_restore_devices:
+    """Table 6.2: one thread's 4 KiB read and write latency, alpha and k of each of its devices this
+    profile measures, and the reason for each it leaves out."""
+    input:
+        alpha_k=list(TABLE_6_2_ALPHA_K.values()),
+        experiment="configs/experiments/restore.yaml",
+        devices="configs/devices.yaml",
+        presets="configs/emussd_presets.yaml",
+        image=image("report"),
+    output:
+        csv="results/restore/table_6_2.csv",
+    params:
+        rows=CONFIGS["experiments/restore.yaml"]["table_6_2"],
+        alpha_k=TABLE_6_2_ALPHA_K,
+        not_run=TABLE_6_2_NOT_RUN,
+    log:
+        "results/logs/describe_restore_devices.log",
+    benchmark:
+        "results/benchmarks/describe_restore_devices.tsv"
+    run:
+        table_steps.describe_restore_devices(rows=params.rows, alpha_k=params.alpha_k, not_run=params.not_run,
+                                             csv_out=output.csv, log=log[0])

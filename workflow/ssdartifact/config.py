@@ -260,6 +260,13 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
             if device not in profile["devices"]:
                 problems.append(f"configs/{relative}: key characterize.devices: {device!r} is not in this "
                                 f"profile's devices ({', '.join(profile['devices']) or 'none'}); add it there")
+        if "table_6_2" in profile and "experiments/restore.yaml" in loaded:
+            problems += _table_6_2_problems(relative, profile, loaded["experiments/restore.yaml"]["table_6_2"])
+    if "experiments/restore.yaml" in loaded and "devices.yaml" in loaded:
+        for index, row in enumerate(loaded["experiments/restore.yaml"]["table_6_2"]):
+            if row["device"] not in devices:
+                problems.append(f"configs/experiments/restore.yaml: key table_6_2[{index}].device: {row['device']!r} "
+                                f"is not declared in configs/devices.yaml; declared: {', '.join(devices)}")
     inventory = loaded.get("inventory.yaml")
     if inventory:
         for kind in ("figures", "tables"):
@@ -277,6 +284,20 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
     if claims:
         for claim_id in _duplicates([c["id"] for c in claims["claims"]]):
             problems.append(f"configs/claims.yaml: claim id {claim_id!r} appears more than once")
+    return problems
+
+
+def _table_6_2_problems(relative: str, profile: dict, rows: list[dict]) -> list[str]:
+    """A profile's table_6_2: the devices it leaves out are the table's, and those it measures are
+    its own (the profile's devices: no run touches an undeclared device)."""
+    table = [row["device"] for row in rows]
+    not_run = profile["table_6_2"].get("not_run", {})
+    problems = [f"configs/{relative}: key table_6_2.not_run: {device!r} is not a device of Table 6.2 "
+                f"(configs/experiments/restore.yaml, table_6_2: {', '.join(table)})"
+                for device in not_run if device not in table]
+    problems += [f"configs/{relative}: key table_6_2: {device!r} is measured for Table 6.2 but is not in this "
+                 "profile's devices; add it there, or to table_6_2.not_run with the reason the table prints"
+                 for device in table if device not in not_run and device not in profile["devices"]]
     return problems
 
 

@@ -59,3 +59,10 @@ def significant(text: str, digits: int = 3) -> str:
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     return f"{value:.{decimals}f}"
 
+
+def concurrency(k: str, saturated: str) -> str:
+    """A measured k: "≥N" when its thread search found no plateau (N is then only a lower bound)."""
+    if k.strip() in ("", "NA", "nan", "NaN"):
+        return MISSING
+    value = str(int(float(k)))
+    return value if saturated.strip().lower() == "true" else f"≥{value}"

@@ -30,24 +30,41 @@ CHARACTERIZATION_DECLARED = {
 }
 
 
-def characterization_outputs(directory: str) -> dict[str, Path]:
-    return {name: Path(directory) / f"{name}.csv" for name in ("sweeps", "alpha_k", "interference", "writeback")}
+def characterization_outputs(directory: str, tables=("sweeps", "alpha_k", "interference", "writeback")
+                             ) -> dict[str, Path]:
+    return {name: Path(directory) / f"{name}.csv" for name in tables}
 
 
 @in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
 def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: dict, profile: dict, log: str) -> None:
     """Thesis Chapter 2 on one declared device: every CSV of results/pio/devices/<name>/
     (`binary`: emussd's, for an emulated device, else empty; `profile`: the profile's `characterize`)."""
-    started = provenance.now()
-    out_dir = f"results/pio/devices/{name}"
     experiment = config.load("experiments/pio.yaml")
     if "random_block_sizes" in profile:
         experiment["characterization"]["random_block_sizes"] = profile["random_block_sizes"]
-    max_threads = profile["max_threads"]
+    _characterize(name, binary, raw, fio_point, profile["max_threads"], experiment, f"results/pio/devices/{name}",
+                  log, searches_only=False)
+
+
+@in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
+def characterize_device_at_4k(*, name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int,
+                              log: str) -> None:
+    """Thesis Table 6.2 on a device Chapter 2 does not characterize: the 4 KiB random thread searches
+    alone (one thread's latency, alpha and k; no other block size, no sequential, queue-depth,
+    interference or write-back run), in results/pio/devices-4k/<name>/{sweeps,alpha_k}.csv."""
+    experiment = config.load("experiments/pio.yaml")
+    experiment["characterization"].update(random_block_sizes=[bench.PAGE_SIZE], sequential_block_sizes=[])
+    _characterize(name, binary, raw, fio_point, max_threads, experiment, f"results/pio/devices-4k/{name}", log,
+                  searches_only=True)
+
+
+def _characterize(name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int, experiment: dict,
+                  out_dir: str, log: str, *, searches_only: bool) -> None:
+    started = provenance.now()
     device = devices.declaration(name)
     if device["kind"] == "emulated":
         # emussd serves every offset alike (no read-ahead, no mapping unit): a sequential sweep would
-        # measure the random one again, at a third of an emulated device's characterization time
+        # measure the random one again (13-15 % of an emulated device's characterization time, 2026-11-28)
         experiment["characterization"]["sequential_block_sizes"] = []
     needed = bench.needed_bytes(experiment, max_threads)
     with open(log, "w", encoding="utf-8") as progress, \
@@ -56,9 +73,13 @@ def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: di
         target = (fio.Target(block_device=opened.block_path) if opened.block_path
                   else fio.Target(directory=opened.io_dir))
         emulated = device["kind"] == "emulated"
-        results = bench.run(bench.OpenedTarget(name, target, opened.prepare_dir if emulated else None,
-                                               bool(device.get("precondition"))),
-                            experiment, fio_point, max_threads, Path(raw), progress)
+        prepared = bench.OpenedTarget(name, target, opened.prepare_dir if emulated else None,
+                                      bool(device.get("precondition")))
+        if searches_only:
+            results = bench.Results(*bench.thread_searches(prepared, experiment, fio_point, max_threads, Path(raw),
+                                                           progress), [], [])
+        else:
+            results = bench.run(prepared, experiment, fio_point, max_threads, Path(raw), progress)
     model = devices.emulated_model(device) if emulated else {}
     declared = {"kind": device["kind"], "medium": "emulated" if emulated else device.get("medium", "unknown"),
                 "declared_alpha": model.get("alpha"), "declared_k_r": model.get("k_r"),
@@ -70,12 +91,14 @@ def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: di
               "interference": (sweep.INTERFERENCE_COLUMNS, results.interference),
               "writeback": ({**writeback_app.COLUMNS, **CHARACTERIZATION_DECLARED}, results.writeback)}
     raw_files = sorted(Path(raw).glob("*.json"))
-    for table, path in characterization_outputs(out_dir).items():
+    written = ("sweeps", "alpha_k") if searches_only else tuple(tables)
+    step = "characterize_device_at_4k" if searches_only else "characterize_device"
+    for table, path in characterization_outputs(out_dir, written).items():
         columns, rows = tables[table]
         rows = devices.to_declared_time(rows, opened.time_dilation, *bench.TIME_COLUMNS[table])
         columns = {**columns, **devices.TIME_DILATION_COLUMN}
         write_csv(path, columns, rows)
-        provenance.write_sidecar(path, produced_by="steps.pio.characterize_device", inputs=raw_files,
+        provenance.write_sidecar(path, produced_by=f"steps.pio.{step}", inputs=raw_files,
                                  configs=config_hashes("experiments/pio.yaml", "devices.yaml"),
                                  device=opened.provenance(), started=started, columns=columns,
                                  tools={"fio": fio.version()})

@@ -33,8 +33,8 @@ from cave import plan as cave_plan
 from restore import plan as restore_plan
 from ssdartifact import REPO_ROOT, config, devices
 
-MEASUREMENTS = {"characterize_device", "run_ace_experiments", "run_cave_experiments", "run_cave_baselines",
-                "emussd_saturation_sweep"}
+MEASUREMENTS = {"characterize_device", "characterize_device_at_4k", "run_ace_experiments", "run_cave_experiments",
+                "run_cave_baselines", "emussd_saturation_sweep"}
 
 
 @dataclass
@@ -95,6 +95,10 @@ def _characterization(profile: dict, job: Job) -> float:
     return _fio_point_s(profile) * math.log2(profile["characterize"]["max_threads"]) * len(sizes)
 
 
+def _characterization_at_4k(profile: dict, job: Job) -> float:
+    return _fio_point_s(profile) * math.log2(profile["characterize"]["max_threads"])
+
+
 def _ace_runs(profile: dict, job: Job) -> float:
     ace = profile["ace"]
     points = ace_plan.device_points(config.load("experiments/ace.yaml"), ace, job.wildcards["device"])
@@ -127,6 +131,7 @@ def _sensitivity(profile: dict, job: Job) -> float:
 
 WORK = {
     "characterize_device": _characterization,
+    "characterize_device_at_4k": _characterization_at_4k,
     "emussd_saturation_sweep": lambda profile, job: _fio_point_s(profile),
     "run_ace_experiments": _ace_runs,
     "load_ace_templates": lambda profile, job: profile["ace"]["scale"],

@@ -1,13 +1,16 @@
 """Steps of the tables that describe a setup rather than measure it (workflow/rules/tables.smk):
 the configuration or the systems' declarations as tidy CSVs, which the tables' scripts typeset
-like any other result. Deterministic: the same configuration gives the same bytes."""
+like any other result. Deterministic: the same configuration gives the same bytes; but the devices
+of Tables 4.1 and 6.2 are measured where the profile characterizes them (their alpha_k.csv)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pio import bench, characterize
 from restore import tables as restore_tables
 from ssdartifact import provenance
+from ssdartifact.devices import declaration
 from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, device_facts, in_image
@@ -49,6 +52,63 @@ def describe_ace_devices(*, devices: list[str], alpha_k: dict, csv_out: str, log
     provenance.write_sidecar(csv_out, produced_by="steps.tables.describe_ace_devices", inputs=list(alpha_k.values()),
                              started=started, configs=config_hashes("devices.yaml", "emussd_presets.yaml"))
     _logged(log, csv_out, rows)
+
+
+TABLE_6_2_COLUMNS = {
+    "thesis_device": "the thesis's device this row stands for, as Table 6.2 prints it "
+                     "(configs/experiments/restore.yaml)",
+    "device": "the declared device measured for it (configs/devices.yaml)",
+    "device_preset": "the emulated device's preset (configs/emussd_presets.yaml), NA otherwise",
+    "declared_read_latency_us": "an emulated device's declared 4 KiB read latency: the time scale its latencies are "
+                                "measured at; NA for a real device (its own)",
+    "status": "measured, or not run (this profile leaves the device out)",
+    "reason": "why this profile leaves the device out (its table_6_2.not_run); empty when measured",
+    "read_lat_1_us": "mean 4 KiB random read latency of one thread at queue depth 1, microseconds, on the declared "
+                     "time scale",
+    "write_lat_1_us": "mean 4 KiB random write latency of one thread at queue depth 1, microseconds, on the declared "
+                      "time scale",
+    "alpha": "a 4 KiB write's cost over a read's at k_w and k_r (alpha_cost: Chapter 6's alpha, write latency over "
+             "read latency, L1991, and emussd's)",
+    "k_r": "4 KiB read concurrency (a lower bound when read_saturated is false)",
+    "k_w": "4 KiB write concurrency (a lower bound when write_saturated is false)",
+    "read_saturated": "whether the read search found a plateau below the profile's max_threads",
+    "write_saturated": "whether the write search found a plateau below the profile's max_threads",
+    "time_dilation": "the factor emussd ran the device slower by (the latencies are divided by it); 1 for a real "
+                     "device",
+    "measured_by": "the alpha_k.csv the row comes from: the whole characterization's or the 4 KiB searches' alone",
+}
+
+
+@in_image("report")
+def describe_restore_devices(*, rows: list[dict], alpha_k: dict, not_run: dict, csv_out: str, log: str) -> None:
+    """Table 6.2: for each of its devices (`rows`: configs/experiments/restore.yaml's table_6_2), one
+    thread's 4 KiB latencies, alpha and k from `alpha_k` (device -> its alpha_k.csv), or the reason
+    in `not_run` (device -> why this profile leaves it out)."""
+    started = provenance.now()
+    table = []
+    for row in rows:
+        name = row["device"]
+        device = declaration(name)
+        facts = {"thesis_device": row["thesis_device"], "device": name, "device_preset": device.get("preset"),
+                 "declared_read_latency_us": device.get("read_latency_us") if device["kind"] == "emulated" else None}
+        if name in not_run:
+            table.append({**facts, "status": "not run", "reason": not_run[name]})
+            continue
+        if name not in alpha_k:
+            raise StepFailed(f"Table 6.2's device {name!r} is neither measured nor left out with a reason; add it "
+                             "to the profile's table_6_2.not_run or measure it (workflow/rules/pio.smk)")
+        try:
+            measured = characterize.alpha_k_row(alpha_k[name], name, block_size=bench.PAGE_SIZE)
+        except (OSError, LookupError) as error:
+            raise StepFailed(f"Table 6.2's device {name!r}: {error}") from None
+        copied = ("read_lat_1_us", "write_lat_1_us", "k_r", "k_w", "read_saturated", "write_saturated", "time_dilation")
+        table.append({**facts, "status": "measured", "reason": "", "alpha": measured["alpha_cost"],
+                      **{key: measured[key] for key in copied}, "measured_by": alpha_k[name]})
+    write_csv(csv_out, TABLE_6_2_COLUMNS, table)
+    provenance.write_sidecar(csv_out, produced_by="steps.tables.describe_restore_devices",
+                             inputs=list(alpha_k.values()), started=started, columns=TABLE_6_2_COLUMNS,
+                             configs=config_hashes("experiments/restore.yaml", "devices.yaml", "emussd_presets.yaml"))
+    _logged(log, csv_out, table)
 
 
 @in_image("report")

@@ -81,12 +81,20 @@ def writeback_batches(k_w: int, factor: float) -> list[int]:
     return sorted({*powers, top, *(b for b in (k_w - 1, k_w, k_w + 1) if 1 <= b <= top)})
 
 
-def run(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: int, raw_dir: Path,
-        progress: TextIO = sys.stderr) -> Results:
+# The block size of the rows later steps read: the write-back app's k_w and the interference's
+# background writers (below), thesis Tables 2.1 and 6.2 ("for 4KB block size").
+PAGE_SIZE = 4096
+
+
+def thread_searches(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: int, raw_dir: Path,
+                    progress: TextIO = sys.stderr) -> tuple[list[dict], list[dict]]:
+    """Preconditioning, the random and sequential thread searches of the experiment's block sizes,
+    and alpha and k from them: (sweep rows, alpha_k rows). Alone, with only the 4 KiB random
+    searches, it is what thesis Table 6.2 prints (steps.pio.characterize_device_at_4k)."""
     settings = experiment["characterization"]
     rule = characterize.Rule(max_threads=max_threads, **settings["rule"])
     if device.prepare_dir is not None:
-        widest = replace(base_point(experiment, fio_point, "read", "random", 4096), threads=max_threads)
+        widest = replace(base_point(experiment, fio_point, "read", "random", PAGE_SIZE), threads=max_threads)
         sweep.prepare_sparse_files([widest], device.prepare_dir)
     if device.precondition:
         precondition(device, experiment, max_threads, raw_dir, progress)
@@ -100,8 +108,13 @@ def run(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: in
                 rows += sweep.thread_search(base, device.target, raw_dir, device.name, rule, progress)
     for row in rows:
         row["sweep"] = "threads"
-    alpha_k = characterize.estimate_all(rows, rule)
-    page = next(r for r in alpha_k if r["pattern"] == "random" and r["block_size"] == 4096)
+    return rows, characterize.estimate_all(rows, rule)
+
+
+def run(device: OpenedTarget, experiment: dict, fio_point: dict, max_threads: int, raw_dir: Path,
+        progress: TextIO = sys.stderr) -> Results:
+    rows, alpha_k = thread_searches(device, experiment, fio_point, max_threads, raw_dir, progress)
+    page = next(r for r in alpha_k if r["pattern"] == "random" and r["block_size"] == PAGE_SIZE)
 
     depth = experiment["queue_depth"]
     for op in ("read", "write"):

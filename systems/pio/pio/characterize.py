@@ -195,14 +195,19 @@ def estimate_all(rows: list[dict], rule: Rule) -> list[dict]:
     return [estimate(*key, sides["read"], sides["write"], rule) for key, sides in sorted(groups.items())]
 
 
-def measured_device(alpha_k_csv, device: str, block_size: int = 4096) -> dict:
-    """alpha_cost, k_r and k_w of a characterized device at one block size (random I/O), as later
-    experiments use them (ACE's n_w, CAVE's thread count), with the saturation flags."""
+def alpha_k_row(alpha_k_csv, device: str, block_size: int = 4096) -> dict[str, str]:
+    """A characterized device's alpha_k.csv row at one block size (random I/O), as written."""
     with open(alpha_k_csv, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             if row["device"] == device and row["pattern"] == "random" and int(row["block_size"]) == block_size:
-                return {"alpha": float(row["alpha_cost"]), "k_r": int(row["k_r"]), "k_w": int(row["k_w"]),
-                        "read_saturated": row["read_saturated"] == "true",
-                        "write_saturated": row["write_saturated"] == "true"}
+                return row
     raise LookupError(f"{alpha_k_csv}: no random {block_size}-byte row for device {device!r}; "
                       "characterize it first (add it to the profile's characterize.devices)")
+
+
+def measured_device(alpha_k_csv, device: str, block_size: int = 4096) -> dict:
+    """alpha_cost, k_r and k_w of a characterized device at one block size (random I/O), as later
+    experiments use them (ACE's n_w, CAVE's thread count), with the saturation flags."""
+    row = alpha_k_row(alpha_k_csv, device, block_size)
+    return {"alpha": float(row["alpha_cost"]), "k_r": int(row["k_r"]), "k_w": int(row["k_w"]),
+            "read_saturated": row["read_saturated"] == "true", "write_saturated": row["write_saturated"] == "true"}
