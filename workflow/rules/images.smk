@@ -1,5 +1,8 @@
 # Container images (configs/containers.yaml), built in the DAG for the docker runtime.
-# An image's tag hashes its directory and the base's lock, so it is rebuilt only when they change.
+# An image's tag hashes its directory, those of the images it extends and the base's lock, so it is
+# rebuilt only when they change.
+
+from ssdartifact.containers import lineage
 
 IMAGE_NAMES = sorted(CONFIGS["containers.yaml"]["images"])
 
@@ -7,7 +10,8 @@ IMAGE_NAMES = sorted(CONFIGS["containers.yaml"]["images"])
 rule build_image:
     """Build (or find) one system's pinned image; records its tag and id."""
     input:
-        lambda w: sorted(glob_wildcards_files(f"containers/{w.name}/{{name}}")) + ["containers/base/packages.lock"],
+        lambda w: [path for name in lineage(w.name) for path in glob_wildcards_files(f"containers/{name}/{{name}}")]
+        + ["containers/base/packages.lock"],
     output:
         identity="results/images/{name}.id",
     wildcard_constraints:
