@@ -28,7 +28,7 @@ help:
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
 	@echo "make checksums-add FILES=...   record only those outputs' sha256, keeping the manifest's other entries"
-	@echo "make lint        snakemake --lint, actionlint, ruff, clang-format and lintr"
+	@echo "make lint        snakemake --lint, actionlint (with shellcheck and pyflakes), ruff, clang-format and lintr"
 	@echo "make guide       take the guide's numbers (docs/) from the last $(PROFILE) run and test reports; guide-check: are they current"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images; IMAGES=lab: one)"
@@ -179,11 +179,16 @@ test-ace-patches: setup
 
 # lintr (R): .lintr holds lintr's defaults with lines of 120, without object_usage_linter, which cannot
 # see ggplot2's column names in aes() nor the helpers every script gets from theme.R by source().
+# actionlint checks the CI workflow's run: scripts with shellcheck and its Python ones with pyflakes
+# (both from workflow/debian-packages.txt); it would drop either check silently if its tool were missing.
+LINT_TOOLS := shellcheck pyflakes3
 lint: setup
 	@snakemake --lint --config profile=$(PROFILE)
 	@git grep -lz --untracked -e '' -- 'systems/*.cc' 'systems/*.h' 'labs/*.cc' 'labs/*.h' \
 	  | xargs -0 -r clang-format --dry-run -Werror
-	@actionlint
+	@for tool in $(LINT_TOOLS); do command -v $$tool >/dev/null || \
+	  { echo "make lint: $$tool is missing (workflow/debian-packages.txt): run make setup"; exit 1; }; done
+	@actionlint -shellcheck shellcheck -pyflakes pyflakes3
 	@ruff check --quiet .
 	@git ls-files -z '*.R' | xargs -0 -r Rscript -e 'n <- 0; for (f in commandArgs(TRUE)) { l <- lintr::lint(f); print(l); n <- n + length(l) }; quit(status = n > 0)'
 
