@@ -94,18 +94,25 @@ def test_in_a_container_a_step_that_may_mount_holds_a_process_to_its_limit():
 
 class FakeV2:
     """A cgroup v2 directory tree that answers writes as the kernel does where it matters here: a
-    group holding processes refuses to give its children a controller (EBUSY), and a pid written to
-    a group's cgroup.procs leaves the group it was in."""
+    group holding processes refuses to give its children a controller (EBUSY; the root is exempt),
+    a pid written to a group's cgroup.procs leaves the group it was in, and a writer without the
+    right gets EACCES where `denied` says."""
 
-    def __init__(self, root, pids):
-        self.root = root
-        (root / "cgroup.subtree_control").write_text("")
-        (root / "cgroup.procs").write_text("\n".join(pids) + "\n")
+    def __init__(self, root, group, pids, denied=()):
+        self.root, self.denied = root, set(denied)
+        group.mkdir(parents=True, exist_ok=True)
+        for each in (root, group):
+            (each / "cgroup.subtree_control").write_text("")
+            (each / "cgroup.procs").write_text("")
+        (group / "cgroup.procs").write_text("\n".join(pids) + "\n")
 
     def write(self, path, text):
         import errno
 
-        if path.name == "cgroup.subtree_control" and (path.parent / "cgroup.procs").read_text().split():
+        if path.parent in self.denied:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        if (path.name == "cgroup.subtree_control" and path.parent != self.root
+                and (path.parent / "cgroup.procs").read_text().split()):
             raise OSError(errno.EBUSY, "Device or resource busy")
         if path.name == "cgroup.procs":
             for holder in self.root.rglob("cgroup.procs"):
@@ -115,24 +122,57 @@ class FakeV2:
         path.write_text(text)
 
 
-@pytest.mark.parametrize("in_container", [True, False])
-def test_on_cgroup_v2_a_containers_processes_move_to_a_leaf_and_nothing_else_moves(tmp_path, monkeypatch,
-                                                                                   in_container):
-    fake = FakeV2(tmp_path, ["1", "7", "42"])
+def _session(tmp_path, monkeypatch, in_container, delegated=False, denied=()):
+    """A v2 hierarchy at tmp_path/root whose group session.scope holds processes 1, 7 and 42."""
+    root, session = tmp_path / "root", tmp_path / "root/user.slice/session.scope"
+    fake = FakeV2(root, session, ["1", "7", "42"], denied=[root / d for d in denied])
+    monkeypatch.setattr(memlimit, "CGROUP_ROOT", root)
     monkeypatch.setattr(memlimit, "_write", fake.write)
     monkeypatch.setattr(memlimit, "_version", lambda: 2)
-    monkeypatch.setattr(memlimit, "_writable_parent", lambda version: (tmp_path, in_container))
+    monkeypatch.setattr(memlimit, "_delegated", lambda group: delegated)
+    monkeypatch.setattr(memlimit, "_writable_parent", lambda version: (session, in_container))
+    # a group the kernel makes comes with its interface files
+    real_mkdir = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        real_mkdir(self, *args, **kwargs)
+        for name in ("cgroup.subtree_control", "cgroup.procs"):
+            if not (self / name).exists():
+                (self / name).write_text("")
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    return root, session
+
+
+@pytest.mark.parametrize("in_container, delegated", [(True, False), (False, True)])
+def test_on_cgroup_v2_a_containers_or_delegated_groups_processes_move_to_a_leaf(tmp_path, monkeypatch,
+                                                                                in_container, delegated):
+    root, session = _session(tmp_path, monkeypatch, in_container, delegated)
     group = memlimit.MemoryCgroup(16 << 20, "leaf")
-    if not in_container:  # a login session's group: its processes stay where they are
-        with pytest.raises(memlimit.LimitUnavailable, match="Device or resource busy"):
-            group.__enter__()
-        assert (tmp_path / "cgroup.procs").read_text().split() == ["1", "7", "42"]
-        return
     group.__enter__()
-    assert (tmp_path / "cgroup.procs").read_text().split() == []
-    assert (tmp_path / memlimit.LEAF / "cgroup.procs").read_text().split() == ["1", "7", "42"]
-    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory"
-    assert (group.path / "memory.max").read_text() == str(16 << 20)
+    assert (session / "cgroup.procs").read_text().split() == []
+    assert (session / memlimit.LEAF / "cgroup.procs").read_text().split() == ["1", "7", "42"]
+    assert (session / "cgroup.subtree_control").read_text() == "+memory"
+    assert group.path.parent == session and (group.path / "memory.max").read_text() == str(16 << 20)
+
+
+def test_natively_on_cgroup_v2_a_sessions_group_stays_and_roots_groups_go_under_the_artifacts_own(
+        tmp_path, monkeypatch):
+    root, session = _session(tmp_path, monkeypatch, in_container=False)
+    group = memlimit.MemoryCgroup(16 << 20, "top")
+    group.__enter__()
+    assert (session / "cgroup.procs").read_text().split() == ["1", "7", "42"]  # the session is left as it is
+    assert not (session / memlimit.LEAF).exists()
+    assert group.path.parent == root / memlimit.TOP and (group.path / "memory.max").read_text() == str(16 << 20)
+    assert (root / "cgroup.subtree_control").read_text() == "+memory"
+    assert (root / memlimit.TOP / "cgroup.subtree_control").read_text() == "+memory"
+    assert f"under {root / memlimit.TOP}" in group.enforcement
+
+
+def test_natively_on_cgroup_v2_without_root_the_limit_is_refused_with_what_to_do(tmp_path, monkeypatch):
+    root, session = _session(tmp_path, monkeypatch, in_container=False, denied=["."])
+    with pytest.raises(memlimit.LimitUnavailable, match="run as root, or in a delegated group"):
+        memlimit.MemoryCgroup(16 << 20, "refused").__enter__()
+    assert (session / "cgroup.procs").read_text().split() == ["1", "7", "42"]
 
 
 def test_a_later_group_is_made_beside_the_leaf_not_inside_it(tmp_path, monkeypatch):

@@ -18,8 +18,12 @@ of it in a private folder of its own, once, and makes its groups there (`enforce
 On a cgroup v2 host that view is the container's own group, which holds the container's
 processes, and v2 gives no controller to the children of a group with processes of its own: the
 container's processes move into a leaf group first (`LEAF`), as docker-in-docker does. Outside a
-container the process's own group is left as it is, and a group that holds other processes (a
-login session's) is refused with the reason.
+container, on a cgroup v2 host (systemd's), this process's own group is a login session's or a
+service's, which holds its processes: a group delegated to this user (systemd's Delegate=yes,
+marked by the `trusted.delegate` or `user.delegate` attribute) has its processes moved into the
+leaf as a container's are; otherwise, for root, the groups are made under a group of the
+artifact's own at the top of the hierarchy (`TOP`, as Docker's cgroupfs driver makes `/docker`),
+and the session's group is left as it is; anyone else is refused with what to do.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 LEAF = "ssd-artifact-processes"  # where a container's processes move on cgroup v2 (module notes)
+TOP = "ssd-artifact"  # natively on cgroup v2, root's groups go under this top-level group (module notes)
 _MOUNTED: dict[int, Path] = {}  # this process's own writable view of the hierarchy, by cgroup version
 
 
@@ -106,7 +111,9 @@ class MemoryCgroup:
     @property
     def enforcement(self) -> str:
         """How the limit is enforced, for the provenance sidecar."""
-        where = " (the container's hierarchy, mounted writable by the step)" if self.mounted_here else ""
+        where = (" (the container's hierarchy, mounted writable by the step)" if self.mounted_here
+                 else f" (under {self.parent}: this process's own group holds processes)" if self.parent.name == TOP
+                 else "")
         if self.version == 1:
             swap = " and memory.memsw.limit_in_bytes" if self._v1_swap_accounted() else ""
             return f"cgroup v1 memory.limit_in_bytes{swap} = {self.limit_bytes} (page cache charged){where}"
@@ -142,14 +149,36 @@ class MemoryCgroup:
             _write(control, "+memory")
         except OSError as error:
             # EBUSY: the group holds processes itself (v2's no-internal-processes rule)
-            if error.errno != errno.EBUSY or not self.mounted_here:
+            if error.errno != errno.EBUSY:
                 raise
-            leaf = self.parent / LEAF
-            leaf.mkdir(exist_ok=True)
-            for pid in (self.parent / "cgroup.procs").read_text().split():
-                with contextlib.suppress(ProcessLookupError):  # one that ended meanwhile
-                    _write(leaf / "cgroup.procs", pid)
-            _write(control, "+memory")
+            if self.mounted_here or _delegated(self.parent):
+                self._move_processes_to_leaf()
+                _write(control, "+memory")
+            else:
+                self._move_to_top(error)
+
+    def _move_processes_to_leaf(self) -> None:
+        leaf = self.parent / LEAF
+        leaf.mkdir(exist_ok=True)
+        for pid in (self.parent / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError):  # one that ended meanwhile
+                _write(leaf / "cgroup.procs", pid)
+
+    def _move_to_top(self, busy: OSError) -> None:
+        """Natively, a session's group with processes: the groups go under TOP instead (root only)."""
+        top = CGROUP_ROOT / TOP
+        try:
+            if "memory" not in (CGROUP_ROOT / "cgroup.subtree_control").read_text().split():
+                _write(CGROUP_ROOT / "cgroup.subtree_control", "+memory")  # the root may hold processes
+            top.mkdir(exist_ok=True)
+            if "memory" not in (top / "cgroup.subtree_control").read_text().split():
+                _write(top / "cgroup.subtree_control", "+memory")
+        except OSError as error:
+            raise OSError(busy.errno, f"{busy.strerror}: this process's group {self.parent} holds processes, so "
+                          f"cgroup v2 gives its children no memory controller, and {top} cannot be used either "
+                          f"({error.strerror}); run as root, or in a delegated group (systemd-run --scope -p "
+                          "Delegate=yes)") from None
+        self.parent, self.path = top, top / self.path.name
 
     def join(self) -> None:
         """Move the calling process into the group (a child's preexec_fn: before it executes the program)."""
@@ -185,6 +214,15 @@ class MemoryCgroup:
             except OSError:
                 time.sleep(0.02)
         raise RuntimeError(f"could not remove the memory cgroup {self.path}")
+
+
+def _delegated(group: Path) -> bool:
+    """Whether systemd delegated the group to its owner (Delegate=yes: an extended attribute, systemd 251 and later)."""
+    for name in ("trusted.delegate", "user.delegate"):
+        with contextlib.suppress(OSError):
+            if os.getxattr(group, name) == b"1":
+                return True
+    return False
 
 
 def _write(path: Path, text: str) -> None:
