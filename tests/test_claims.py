@@ -150,3 +150,14 @@ def test_a_median_whose_repeats_take_in_the_other_side_says_the_verdict_is_withi
     assert outcome.status == claims.PASS and outcome.measured.endswith("within the noise: its 3 repeats span 2-6")
     rows.loc[1, "cpu"] = 4.0  # every repeat above the other side: a clear verdict
     assert "noise" not in claims.check_compare({"x.csv": rows}, check).measured
+
+
+def test_a_count_of_an_empty_selection_is_zero_and_other_aggregates_are_errors():
+    import pandas as pd
+
+    from ssdartifact import claims
+
+    frame = pd.DataFrame({"system": ["CAVE"], "status": ["ran"], "speedup": [3.0]})
+    assert claims.value_of(frame, "speedup", "count", "system == 'GraphX'") == 0
+    with pytest.raises(ValueError, match="the selection is empty"):
+        claims.value_of(frame, "speedup", "mean", "system == 'GraphX'")

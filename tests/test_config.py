@@ -38,7 +38,7 @@ def _error(profile="quick"):
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
      r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, "
-     r"characterize, description, devices, emulated_side_by_side, fio_point, name, restore, runtime"),
+     r"characterize, description, devices, emulated_side_by_side, fio_point, name, raw_vs_fs, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; "
      r"allowed values: 'file', 'block', 'emulated'"),
@@ -155,7 +155,8 @@ def test_a_file_system_twin_must_be_a_declared_file_device(configs):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append(
         {"name": "nvme-raw", "kind": "block", "path": "/dev/nvme1n1", "destructive": True, "max_bytes": 1 << 30,
          "file_system_twin": "emu-optane"}))
-    assert "file_system_twin: 'emu-optane' is not a declared file device; file devices: local-disk" in _error()
+    assert ("file_system_twin: 'emu-optane' is not a declared file device (or loop device with a file_system); "
+            "such devices: local-disk, loop-ext4") in _error()
 
 
 def test_one_bad_key_gives_one_error(configs):

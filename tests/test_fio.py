@@ -1,6 +1,7 @@
 """fio measurement points: the command we run and the tidy row we derive from fio's JSON."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -62,9 +63,11 @@ def test_write_points_can_ask_for_steady_state_and_record_it(tmp_path):
     assert fio.tidy_row(tmp_path / "raw.json", point(), "d")["steady_state"] == fio.UNCHECKED
 
 
-def test_a_block_device_target_shares_one_region():
+def test_on_a_block_device_each_job_gets_a_region_of_its_own():
     args = fio.command(point(threads=4), fio.Target(block_device="/dev/nvme9n1"), "o.json")
     assert "--filename=/dev/nvme9n1" in args and not any(a.startswith("--directory") for a in args)
+    assert f"--offset_increment={point(threads=4).file_size}" in args  # job i at i x its region's size
+    assert not any(a.startswith("--offset_increment") for a in fio.command(point(), Path("d"), "o.json"))
     with pytest.raises(ValueError):
         fio.Target()
 

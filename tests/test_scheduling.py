@@ -13,7 +13,7 @@ import pytest
 
 from ssdartifact import REPO_ROOT, devices
 
-MEASUREMENTS = {"characterize_device", "characterize_device_at_4k", "run_ace_experiments", "run_cave_experiments",
+MEASUREMENTS = {"characterize_device", "search_device_threads", "run_ace_experiments", "run_cave_experiments",
                 "run_cave_baselines"}
 
 

@@ -63,13 +63,16 @@ def test_raw_devices_are_paired_with_their_file_system_twins(tmp_path):
     import json
 
     columns = {"device": "d", "sweep": "s", "pattern": "p", "op": "o", "threads": "t"}
-    rows = [{"device": device, "sweep": sweep, "pattern": "random", "op": "read", "threads": 1}
-            for device in ("nvme-raw", "nvme-fs", "other") for sweep in ("threads", "queue_depth")]
-    sweeps = tmp_path / "sweeps.csv"
-    write_csv(sweeps, columns, rows)
-    (tmp_path / "sweeps.csv.json").write_text(json.dumps({"columns": columns}))
+    sweeps = []  # one file per device: a characterization's sweeps or its thread searches alone
+    for device in ("nvme-fs", "nvme-raw", "other"):
+        rows = [{"device": device, "sweep": sweep, "pattern": "random", "op": "read", "threads": 1}
+                for sweep in ("threads", "queue_depth")]
+        sweeps.append(tmp_path / device / "sweeps.csv")
+        sweeps[-1].parent.mkdir()
+        write_csv(sweeps[-1], columns, rows)
+        (tmp_path / device / "sweeps.csv.json").write_text(json.dumps({"columns": columns}))
     out = tmp_path / "raw_vs_fs.csv"
-    pio.pair_raw_and_file_system(sweeps=str(sweeps), csv_out=str(out), pairs={"nvme-raw": "nvme-fs"},
+    pio.pair_raw_and_file_system(sweeps=[str(s) for s in sweeps], csv_out=str(out), pairs={"nvme-raw": "nvme-fs"},
                                  log=str(tmp_path / "log"))
     paired = list(csv.DictReader(out.open()))
     assert [(r["ssd"], r["access"], r["device"]) for r in paired] == [

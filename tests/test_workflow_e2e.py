@@ -234,8 +234,17 @@ def test_the_quick_profile_measures_an_emulated_ssd(clone):
         assert list((clone / f"results/raw/pio/{device}").glob("*.json")), "fio's raw JSON is kept"
         assert not os.path.ismount(clone / f"scratch/emussd/{device}/mnt")
     assert not list((clone / "scratch/local-disk").glob("*/*")), "the file device's test files are removed"
-    for item in ("fig_2_4.pdf", "fig_2_8.pdf", "fig_3_5.pdf", "supp_interference.pdf"):
+    for item in ("fig_2_4.pdf", "fig_2_7.pdf", "fig_2_8.pdf", "fig_3_5.pdf", "supp_interference.pdf"):
         assert (clone / "figures/generated" / item).exists()
+    # Figure 2.7: the disk through a raw loop device and through ext4 on another, at 4 and 8 KiB
+    paired = list(csv.DictReader(open(clone / "results/pio/raw_vs_fs.csv")))
+    assert {(r["device"], r["access"], r["block_size"]) for r in paired} == {
+        (device, access, size) for device, access in (("loop-raw", "without file system"),
+                                                      ("loop-ext4", "with file system"))
+        for size in ("4096", "8192")}
+    attached = subprocess.run(["losetup", "--list", "--noheadings", "--output", "BACK-FILE"], capture_output=True,
+                              text=True).stdout
+    assert str(clone / "scratch/loop") not in attached, "the loop devices must be detached"
     assert (clone / "paper/generated/table_2_2.tex").exists()
     assert pages_with_an_empty_top(clone / "paper/build/artifact.pdf") == []
     code, out = make(clone, "verify", profile="quick")

@@ -25,7 +25,8 @@ CAVE_BASELINE_SYSTEMS = cave_plan.baseline_systems(CAVE_EXPERIMENT, CAVE_PROFILE
 CAVE_BASELINE_DEVICES = cave_plan.baseline_devices(CAVE_EXPERIMENT, CAVE_PROFILE)
 CAVE_BASELINE_BUILDS = expand("results/cave/baselines/{system}.json", system=CAVE_BASELINE_SYSTEMS)
 CAVE_BASELINE_SETTINGS = {**CAVE_EXPERIMENT["baselines"],
-                          **({"timeout_s": CAVE_PROFILE["baseline_timeout_s"]} if "baseline_timeout_s" in CAVE_PROFILE else {})}
+                          **({"timeout_s": CAVE_PROFILE["baseline_timeout_s"]} if "baseline_timeout_s" in CAVE_PROFILE else {}),
+                          "timeout_s_by_system": CAVE_PROFILE.get("baseline_timeout_s_by_system", {})}
 # Figures 5.2-5.4's toy graph through the engine on a fixed schedule: in every profile.
 CAVE_TOY_TRACE = "results/cave/trace/fig_5_toy.csv"
 CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1 + [CAVE_TOY_TRACE]  # the graphs come from seeds: checksummed

@@ -6,14 +6,33 @@ PIO_EXPERIMENT = "configs/experiments/pio.yaml"
 CHARACTERIZED = PROFILE_CONFIG["characterize"]["devices"]
 PIO_TABLES = ["sweeps", "alpha_k", "interference", "writeback"]
 PIO_GATHERED = [f"results/pio/{table}.csv" for table in PIO_TABLES] if CHARACTERIZED else []
-# Figure 2.7: raw block devices beside their file-system twins, when both are characterized.
+# Figure 2.7: raw block devices beside their file-system twins, when both are characterized, and
+# the raw devices a profile lists under raw_vs_fs, measured with their twins by their thread
+# searches alone (search_device_threads) unless characterized. A loop device (kind loop) is made
+# by the step itself, natively only: in docker mode its pair is left out (docs/chapter-2-pio.md).
+RAW_VS_FS_LISTED = PROFILE_CONFIG.get("raw_vs_fs", {}).get("devices", [])
 FILE_SYSTEM_PAIRS = {
     name: twin
-    for name in CHARACTERIZED
-    if (twin := devices.declaration(name).get("file_system_twin")) in CHARACTERIZED
+    for name in dict.fromkeys([*CHARACTERIZED, *RAW_VS_FS_LISTED])
+    if (twin := devices.declaration(name).get("file_system_twin"))
+    and (name in RAW_VS_FS_LISTED or twin in CHARACTERIZED)
+    and not (RUNTIME == "docker" and "loop" in (devices.declaration(name)["kind"], devices.declaration(twin)["kind"]))
 }
 RAW_VS_FS = ["results/pio/raw_vs_fs.csv"] if FILE_SYSTEM_PAIRS else []
 PIO_RESULTS = PIO_GATHERED + RAW_VS_FS
+
+
+def device_sweeps(name):
+    """A device's thread-search sweeps: its characterization's, else its searches alone."""
+    folder = "devices" if name in CHARACTERIZED else "searches"
+    return f"results/pio/{folder}/{name}/sweeps.csv"
+
+
+def searched_block_sizes(wildcards):
+    """The block sizes of a device's thread searches alone: 4 KiB (Table 6.2), and 8 KiB as well for
+    a device of Figure 2.7 (its panel A)."""
+    figure_2_7 = {d for pair in FILE_SYSTEM_PAIRS.items() for d in pair}
+    return [4096, 8192] if wildcards.device in figure_2_7 else [4096]
 
 
 rule characterize_device:
@@ -49,31 +68,32 @@ rule characterize_device:
 
 # Thesis Table 6.2 (configs/experiments/restore.yaml, table_6_2) in a profile with a table_6_2 key:
 # the devices it measures for the table, each one's 4 KiB row from the characterization above when
-# that runs on the device, else from its 4 KiB random searches alone (characterize_device_at_4k).
+# that runs on the device, else from its 4 KiB random searches alone (search_device_threads).
 TABLE_6_2_PROFILE = PROFILE_CONFIG.get("table_6_2")
 TABLE_6_2_NOT_RUN = (TABLE_6_2_PROFILE or {}).get("not_run", {})
 TABLE_6_2_ALPHA_K = {
     row["device"]: (f"results/pio/devices/{row['device']}/alpha_k.csv" if row["device"] in CHARACTERIZED
-                    else f"results/pio/devices-4k/{row['device']}/alpha_k.csv")
+                    else f"results/pio/searches/{row['device']}/alpha_k.csv")
     for row in CONFIGS["experiments/restore.yaml"]["table_6_2"]
     if TABLE_6_2_PROFILE is not None and row["device"] not in TABLE_6_2_NOT_RUN
 }
 
 
-rule characterize_device_at_4k:
-    """Table 6.2 on a device the characterization above does not run on: its 4 KiB random thread
-    searches alone (one thread's latency, alpha and k), which cost a fraction of the whole."""
+rule search_device_threads:
+    """Table 6.2 or Figure 2.7 on a device the characterization above does not run on: its random
+    thread searches alone (one thread's latency, alpha and k), which cost a fraction of the whole."""
     input:
         binary=emussd_binary_for,
         experiment=PIO_EXPERIMENT,
         image=image("pio"),
     output:
-        csv=expand("results/pio/devices-4k/{{device}}/{table}.csv", table=["sweeps", "alpha_k"]),
-        raw=directory("results/raw/pio-4k/{device}"),
+        csv=expand("results/pio/searches/{{device}}/{table}.csv", table=["sweeps", "alpha_k"]),
+        raw=directory("results/raw/pio-searches/{device}"),
     params:
         declaration=lambda w: devices.declaration(w.device),  # this device's only (characterize_device)
         fio_point=PROFILE_CONFIG["fio_point"],
         max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
+        block_sizes=searched_block_sizes,
     threads: measurement_threads
     resources:
         machine_share=alone_unless_emulated,
@@ -81,12 +101,13 @@ rule characterize_device_at_4k:
         **on_its_node(),
     priority: measurement_priority()
     log:
-        "results/logs/characterize_device_at_4k/{device}.log",
+        "results/logs/search_device_threads/{device}.log",
     benchmark:
-        "results/benchmarks/characterize_device_at_4k/{device}.tsv"
+        "results/benchmarks/search_device_threads/{device}.tsv"
     run:
-        pio_steps.characterize_device_at_4k(name=wildcards.device, binary=input.binary, raw=output.raw,
-                                            fio_point=params.fio_point, max_threads=params.max_threads, log=log[0])
+        pio_steps.search_device_threads(name=wildcards.device, binary=input.binary, raw=output.raw,
+                                        fio_point=params.fio_point, max_threads=params.max_threads,
+                                        block_sizes=params.block_sizes, log=log[0])
 
 
 rule gather_characterization:
@@ -105,7 +126,7 @@ rule gather_characterization:
 rule raw_vs_fs:
     """The sweeps of each raw block device and of its file-system twin, for Figure 2.7."""
     input:
-        "results/pio/sweeps.csv",
+        sorted({device_sweeps(d) for pair in FILE_SYSTEM_PAIRS.items() for d in pair}),
     output:
         RAW_VS_FS,
     params:
@@ -113,4 +134,4 @@ rule raw_vs_fs:
     log:
         "results/logs/raw_vs_fs.log",
     run:
-        pio_steps.pair_raw_and_file_system(sweeps=input[0], csv_out=output[0], pairs=params.pairs, log=log[0])
+        pio_steps.pair_raw_and_file_system(sweeps=list(input), csv_out=output[0], pairs=params.pairs, log=log[0])

@@ -48,7 +48,7 @@ def _fmt(value: float) -> str:
 
 
 def _aggregate(frame: pd.DataFrame, column: str, how: str) -> float:
-    if frame.empty:
+    if frame.empty and how != "count":  # counting nothing is 0; the others have no value
         raise ValueError("the selection is empty")
     return float(getattr(frame[column], how)())
 

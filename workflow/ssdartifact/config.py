@@ -11,6 +11,8 @@ import copy
 import fnmatch
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +215,8 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
     devices = [d["name"] for d in declared]
     for name in _duplicates(devices):
         problems.append(f"configs/devices.yaml: device name {name!r} is declared more than once")
-    file_devices = [d["name"] for d in declared if d["kind"] == "file"]
+    file_devices = [d["name"] for d in declared
+                    if d["kind"] == "file" or (d["kind"] == "loop" and d.get("file_system"))]
     for index, device in enumerate(declared):
         where = f"configs/devices.yaml: key devices[{index}] (name: {device['name']})"
         if "emussd_presets.yaml" in loaded and device.get("preset") is not None:
@@ -223,7 +226,8 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
                                 f"presets: {', '.join(presets)}")
         twin = device.get("file_system_twin")
         if twin is not None and twin not in file_devices:
-            problems.append(f"{where}.file_system_twin: {twin!r} is not a declared file device; file devices: "
+            problems.append(f"{where}.file_system_twin: {twin!r} is not a declared file device (or loop device with "
+                            "a file_system); such devices: "
                             f"{', '.join(file_devices) or 'none'}")
     problems += _device_model_problems(loaded, devices)
     for relative, profile in loaded.items():
@@ -260,6 +264,15 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
             if device not in profile["devices"]:
                 problems.append(f"configs/{relative}: key characterize.devices: {device!r} is not in this "
                                 f"profile's devices ({', '.join(profile['devices']) or 'none'}); add it there")
+        for device in profile.get("raw_vs_fs", {}).get("devices", []):
+            twin = next((d.get("file_system_twin") for d in declared if d["name"] == device), None)
+            for needed in (device, twin):
+                if needed is not None and needed not in profile["devices"]:
+                    problems.append(f"configs/{relative}: key raw_vs_fs.devices: {needed!r} is measured for Figure "
+                                    f"2.7 but is not in this profile's devices; add it there")
+            if twin is None and device in devices:
+                problems.append(f"configs/{relative}: key raw_vs_fs.devices: {device!r} has no file_system_twin in "
+                                "configs/devices.yaml; Figure 2.7 compares a raw device with its twin")
         if "table_6_2" in profile and "experiments/restore.yaml" in loaded:
             problems += _table_6_2_problems(relative, profile, loaded["experiments/restore.yaml"]["table_6_2"])
     if "experiments/restore.yaml" in loaded and "devices.yaml" in loaded:
@@ -336,7 +349,8 @@ def _device_model_problems(loaded: dict[str, Any], devices: list[str]) -> list[s
 
 def block_device_problems(declared: list[dict], used: list[str]) -> list[str]:
     """The safety checks of every raw block device the profile uses (blockdev.check_block_device),
-    run before anything else: a refused device must not stop the run after other jobs have run."""
+    and what a loop device needs, run before anything else: a refused device must not stop the run
+    after other jobs have run."""
     problems = []
     for device in declared:
         if device["kind"] == "block" and device["name"] in used:
@@ -344,6 +358,17 @@ def block_device_problems(declared: list[dict], used: list[str]) -> list[str]:
                 blockdev.check_block_device(device)
             except blockdev.BlockDeviceRefused as error:
                 problems.append(f"configs/devices.yaml: {error}")
+        if device["kind"] == "loop" and device["name"] in used:
+            mkfs = f"mkfs.{device['file_system']}" if device.get("file_system") else None
+            missing = [need for need, ok in (("root", os.geteuid() == 0),
+                                             ("/dev/loop-control", os.path.exists("/dev/loop-control")),
+                                             ("losetup", shutil.which("losetup")),
+                                             (mkfs, mkfs is None or shutil.which(mkfs)))
+                       if not ok]
+            if missing:
+                problems.append(f"configs/devices.yaml: loop device {device['name']!r} is used by the profile, but "
+                                f"making it needs {', '.join(missing)} (natively, as root, with util-linux and "
+                                "e2fsprogs); run as root or take it out of the profile's devices")
     return problems
 
 

@@ -5,7 +5,10 @@ Opening yields a directory to run I/O in; nothing outside the declared path (a
 file device's directory, or an emulated device's folder under scratch/emussd/)
 is ever written. An emulated device is opened by the `Emulator` it is given
 (emussd.device: the steps that run experiments pass it), which mounts it for
-the experiment and always unmounts it afterwards.
+the experiment and always unmounts it afterwards. A loop device (kind loop) is
+made the same way, from a file of the artifact's own (scratch/loop/<name>/):
+attached with direct I/O, with a file system made and mounted on it if declared,
+and detached and deleted afterwards, so a raw write never reaches anything else.
 
 An emulated device that emussd runs with a time dilation D (every service time
 D times longer on the wall clock) gives results whose absolute times are
@@ -18,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 import sys
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -27,6 +31,8 @@ from typing import Callable, Iterator, Protocol
 from . import REPO_ROOT, blockdev, config
 
 DEVICE_LOCKS = REPO_ROOT / "scratch" / "device-locks"  # one experiment per device at a time
+LOOP_DEVICES = REPO_ROOT / "scratch" / "loop"  # each loop device's backing file and mount point
+MIB = 1 << 20
 DEVICE_MODEL_KEYS = ("read_latency_us", "alpha", "k_r", "k_w", "page_size", "channels")
 TIME_DILATION_COLUMN = {"time_dilation": "emulated devices: the factor emussd slowed every service time by on "
                                          "this machine (times and rates here are converted back to the declared "
@@ -164,6 +170,8 @@ def _ready(name: str, device: dict, needed_bytes: int, emulator: Emulator | None
             yield OpenDevice(name, device, work, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)  # the test files never outlive the experiment
+    elif device["kind"] == "loop":
+        yield from _loop(name, device, needed_bytes)
     elif device["kind"] == "emulated":
         if emulator is None:
             raise DeviceError(f"device {name!r} is emulated: the experiment must be given the emussd binary")
@@ -181,6 +189,77 @@ def _ready(name: str, device: dict, needed_bytes: int, emulator: Emulator | None
                               f"which has {size} bytes and allows max_bytes={device['max_bytes']}; raise max_bytes "
                               "in configs/devices.yaml (within the device) or shrink the experiment")
         yield OpenDevice(name, device, None, None, block_path=path)
+
+
+def _loop(name: str, device: dict, needed_bytes: int) -> Iterator[OpenDevice]:
+    """A loop device over a file of its own, written through first (a preallocated file's unwritten
+    blocks would read as zeros without touching the disk) and attached in direct-I/O mode (reads and
+    writes reach the disk under it, not the page cache), raw or with its declared file system mounted
+    (a fifth of the file left to the file system itself)."""
+    size = -(-needed_bytes * (5 if device.get("file_system") else 4) // 4 // MIB) * MIB
+    if size > device["max_bytes"]:
+        raise DeviceError(f"device {name!r}: the experiment needs a {size}-byte loop device, more than its "
+                          f"max_bytes={device['max_bytes']} allows; raise max_bytes in configs/devices.yaml or "
+                          "shrink the experiment")
+    folder = LOOP_DEVICES / name
+    folder.mkdir(parents=True, exist_ok=True)
+    image, mount = folder / "device.img", folder / "mnt"
+    _detach_left_over(image, mount)
+    check_space(folder, size, size, name)
+    try:
+        _run_for(name, ["dd", "if=/dev/zero", f"of={image}", f"bs={MIB}", f"count={size // MIB}", "oflag=direct",
+                        "conv=fsync", "status=none"])
+        node = _run_for(name, ["losetup", "--direct-io=on", "--find", "--show", str(image)]).strip()
+    except DeviceError:
+        image.unlink(missing_ok=True)
+        raise
+    mounted = False
+    try:
+        direct = Path(f"/sys/block/{Path(node).name}/loop/dio").read_text().strip() == "1"
+        if not direct:
+            raise DeviceError(f"device {name!r}: the file system under {folder} refused direct I/O to the loop "
+                              f"device's file, so its reads would come from the page cache; put scratch/ on a disk")
+        opened = {**device, "loop": {"node": node, "backing_file": str(image.relative_to(REPO_ROOT)),
+                                     "bytes": size, "direct_io": direct}}
+        if device.get("file_system"):
+            # inode tables and journal written now: lazily, the kernel would write them during the measurement
+            _run_for(name, ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", node])
+            mount.mkdir(exist_ok=True)
+            _run_for(name, ["mount", "-o", "noatime", node, str(mount)])
+            mounted = True
+            work = mount / "ssd-artifact-io"
+            work.mkdir()
+            yield OpenDevice(name, opened, work, work)
+        else:
+            yield OpenDevice(name, opened, None, None, block_path=Path(node))
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount)], check=False)
+        subprocess.run(["losetup", "--detach", node], check=False)
+        image.unlink(missing_ok=True)
+
+
+def _detach_left_over(image: Path, mount: Path) -> None:
+    """What a killed run left of this device: its mount and any loop device still on its file."""
+    if os.path.ismount(mount):
+        subprocess.run(["umount", str(mount)], check=False)
+    if image.exists():
+        listed = subprocess.run(["losetup", "--noheadings", "--output", "NAME", "--associated", str(image)],
+                                capture_output=True, text=True)
+        for node in listed.stdout.split():
+            subprocess.run(["losetup", "--detach", node], check=False)
+        image.unlink()
+
+
+def _run_for(name: str, command: list[str]) -> str:
+    try:
+        result = subprocess.run(command, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise DeviceError(f"device {name!r}: {command[0]} is not installed (util-linux, e2fsprogs)") from None
+    if result.returncode != 0:
+        raise DeviceError(f"device {name!r}: {' '.join(command)} failed: {result.stderr.strip()} (a loop device "
+                          "needs root and /dev/loop-control, natively: not in a container)")
+    return result.stdout
 
 
 @contextmanager

@@ -47,14 +47,14 @@ def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: di
 
 
 @in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
-def characterize_device_at_4k(*, name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int,
-                              log: str) -> None:
-    """Thesis Table 6.2 on a device Chapter 2 does not characterize: the 4 KiB random thread searches
-    alone (one thread's latency, alpha and k; no other block size, no sequential, queue-depth,
-    interference or write-back run), in results/pio/devices-4k/<name>/{sweeps,alpha_k}.csv."""
+def search_device_threads(*, name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int,
+                          block_sizes: list[int], log: str) -> None:
+    """Thesis Table 6.2 or Figure 2.7 on a device Chapter 2 does not characterize: the random thread
+    searches alone at `block_sizes` (one thread's latency, alpha and k; no other block size, no
+    sequential, queue-depth, interference or write-back run), in results/pio/searches/<name>/{sweeps,alpha_k}.csv."""
     experiment = config.load("experiments/pio.yaml")
-    experiment["characterization"].update(random_block_sizes=[bench.PAGE_SIZE], sequential_block_sizes=[])
-    _characterize(name, binary, raw, fio_point, max_threads, experiment, f"results/pio/devices-4k/{name}", log,
+    experiment["characterization"].update(random_block_sizes=list(block_sizes), sequential_block_sizes=[])
+    _characterize(name, binary, raw, fio_point, max_threads, experiment, f"results/pio/searches/{name}", log,
                   searches_only=True)
 
 
@@ -92,7 +92,7 @@ def _characterize(name: str, binary: list[str], raw: str, fio_point: dict, max_t
               "writeback": ({**writeback_app.COLUMNS, **CHARACTERIZATION_DECLARED}, results.writeback)}
     raw_files = sorted(Path(raw).glob("*.json"))
     written = ("sweeps", "alpha_k") if searches_only else tuple(tables)
-    step = "characterize_device_at_4k" if searches_only else "characterize_device"
+    step = "search_device_threads" if searches_only else "characterize_device"
     for table, path in characterization_outputs(out_dir, written).items():
         columns, rows = tables[table]
         rows = devices.to_declared_time(rows, opened.time_dilation, *bench.TIME_COLUMNS[table])
@@ -125,18 +125,21 @@ RAW_VS_FS_COLUMNS = {
 }
 
 
-def pair_raw_and_file_system(*, sweeps: str, csv_out: str, pairs: dict[str, str], log: str) -> None:
-    """Thread-search rows of every raw device and its file-system twin (thesis Figure 2.7)."""
+def pair_raw_and_file_system(*, sweeps: list[str], csv_out: str, pairs: dict[str, str], log: str) -> None:
+    """Thread-search rows of every raw device and its file-system twin (thesis Figure 2.7), from
+    each device's sweeps (its characterization's or its searches alone)."""
     started = provenance.now()
-    with open(sweeps, newline="", encoding="utf-8") as handle:
-        rows = [row for row in csv.DictReader(handle) if row["sweep"] == "threads" and row["pattern"] == "random"]
-    described = json.loads(Path(f"{sweeps}.json").read_text(encoding="utf-8"))["columns"]
+    rows = []
+    for path in sweeps:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows += [row for row in csv.DictReader(handle) if row["sweep"] == "threads" and row["pattern"] == "random"]
+    described = json.loads(Path(f"{sweeps[0]}.json").read_text(encoding="utf-8"))["columns"]
     paired = [{"ssd": raw, "access": access, **row}
               for raw, twin in sorted(pairs.items())
               for device, access in ((raw, "without file system"), (twin, "with file system"))
               for row in rows if row["device"] == device]
     columns = {**RAW_VS_FS_COLUMNS, **{name: described[name] for name in rows[0]}} if rows else RAW_VS_FS_COLUMNS
     write_csv(csv_out, columns, paired)
-    provenance.write_sidecar(csv_out, produced_by="steps.pio.pair_raw_and_file_system", inputs=[sweeps],
+    provenance.write_sidecar(csv_out, produced_by="steps.pio.pair_raw_and_file_system", inputs=sweeps,
                              started=started, columns=columns)
     Path(log).write_text(f"paired {len(pairs)} raw devices with their file-system twins\n", encoding="utf-8")

@@ -33,7 +33,7 @@ from cave import plan as cave_plan
 from restore import plan as restore_plan
 from ssdartifact import REPO_ROOT, config, devices
 
-MEASUREMENTS = {"characterize_device", "characterize_device_at_4k", "run_ace_experiments", "run_cave_experiments",
+MEASUREMENTS = {"characterize_device", "search_device_threads", "run_ace_experiments", "run_cave_experiments",
                 "run_cave_baselines", "emussd_saturation_sweep"}
 
 
@@ -95,7 +95,7 @@ def _characterization(profile: dict, job: Job) -> float:
     return _fio_point_s(profile) * math.log2(profile["characterize"]["max_threads"]) * len(sizes)
 
 
-def _characterization_at_4k(profile: dict, job: Job) -> float:
+def _thread_searches(profile: dict, job: Job) -> float:
     return _fio_point_s(profile) * math.log2(profile["characterize"]["max_threads"])
 
 
@@ -131,7 +131,7 @@ def _sensitivity(profile: dict, job: Job) -> float:
 
 WORK = {
     "characterize_device": _characterization,
-    "characterize_device_at_4k": _characterization_at_4k,
+    "search_device_threads": _thread_searches,
     "emussd_saturation_sweep": lambda profile, job: _fio_point_s(profile),
     "run_ace_experiments": _ace_runs,
     "load_ace_templates": lambda profile, job: profile["ace"]["scale"],
@@ -148,7 +148,8 @@ def _baselines_cap_s(profile: dict, job: Job) -> float:
     points = cave_plan.device_points(config.load("experiments/cave.yaml"), profile["cave"],
                                      config.load("datasets.yaml"), job.wildcards["device"], baselines=True)
     timeout = profile["cave"].get("baseline_timeout_s", config.load("experiments/cave.yaml")["baselines"]["timeout_s"])
-    return len(points) * timeout
+    own = profile["cave"].get("baseline_timeout_s_by_system", {})
+    return sum(own.get(point.get("system"), timeout) for point in points)
 
 
 # The most a job can take, whatever the scaling says: its runs' time limits.

@@ -90,7 +90,7 @@ def thread_searches(device: OpenedTarget, experiment: dict, fio_point: dict, max
                     progress: TextIO = sys.stderr) -> tuple[list[dict], list[dict]]:
     """Preconditioning, the random and sequential thread searches of the experiment's block sizes,
     and alpha and k from them: (sweep rows, alpha_k rows). Alone, with only the 4 KiB random
-    searches, it is what thesis Table 6.2 prints (steps.pio.characterize_device_at_4k)."""
+    searches, it is what thesis Table 6.2 prints (steps.pio.search_device_threads)."""
     settings = experiment["characterization"]
     rule = characterize.Rule(max_threads=max_threads, **settings["rule"])
     if device.prepare_dir is not None:

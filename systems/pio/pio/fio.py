@@ -36,7 +36,7 @@ class FioPoint:
     engine: str        # fio ioengine (psync, io_uring, libaio)
     runtime_ms: int    # measured time, after the ramp
     ramp_ms: int
-    file_size: int     # bytes of each job's file (of the shared region on a block device)
+    file_size: int     # bytes of each job's file (of its region on a block device)
     steady_state: str = ""    # fio --steadystate criterion (e.g. iops_slope:2%), or "" for none
     steady_window_ms: int = 0  # fio --ss_dur
 
@@ -87,7 +87,9 @@ def point_options(point: FioPoint) -> list[str]:
 
 def command(point: FioPoint, target: Target | Path, output_json: Path) -> list[str]:
     target = target if isinstance(target, Target) else Target(directory=target)
-    return ["fio", f"--name={JOB_NAME}", *target.options(), *point_options(point), "--group_reporting",
+    # on a block device each job gets a region of its own, as it gets a file of its own in a directory
+    regions = [f"--offset_increment={point.file_size}"] if target.block_device is not None else []
+    return ["fio", f"--name={JOB_NAME}", *target.options(), *point_options(point), *regions, "--group_reporting",
             "--output-format=json", f"--output={output_json}"]
 
 

@@ -93,15 +93,16 @@ def _measure(points: list[dict], keys: list[str], trees: dict, device: str, devi
 
 def _baseline(point: dict, graph: Path, work: Path, prepare_in: Path, settings: dict) -> dict:
     budget = max(1, int(point["cache_fraction"] * graph.stat().st_size))
+    limit = settings.get("timeout_s_by_system", {}).get(point["system"], settings["timeout_s"])
     row = {"experiment": "baseline", "system": plan.BASELINE_NAMES[point["system"]], "algorithm": point["algorithm"],
            "io_threads": point["io_threads"], "cache_fraction": point["cache_fraction"], "budget_bytes": budget,
-           "time_limit_s": settings["timeout_s"]}
+           "time_limit_s": limit}
     try:
         options = point["options"]
         ran = case.run(point["system"], graph, work, algorithm=point["algorithm"], root=options.get("source", 0),
                        iterations=options.get("iterations", 10), damping=options.get("damping", 0.85),
                        budget_bytes=budget, threads=point["io_threads"],
-                       timeout_s=settings["timeout_s"], memory_limit=budget + (settings["allowance_mib"] << 20),
+                       timeout_s=limit, memory_limit=budget + (settings["allowance_mib"] << 20),
                        prepare_in=prepare_in)
     except runner.CannotRun as error:
         return {**row, "status": "cannot_run", "reason": str(error)}
