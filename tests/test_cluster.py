@@ -89,3 +89,13 @@ def test_make_plan_prints_each_device_the_critical_path_and_says_where_its_times
     assert "Critical path:" in out and "On 4 node(s): at least" in out
     measured = (REPO_ROOT / "results/runs/quick.json").exists()
     assert ("this machine's quick run" in out) if measured else ("NO quick run on this machine" in out)
+
+
+def test_thread_searches_the_quick_run_did_not_record_are_estimated_from_their_fio_points():
+    full = config.load_profile("full")
+    point_s = (full["fio_point"]["runtime_ms"] + full["fio_point"]["ramp_ms"]) / 1000
+    table = plan.Job("search_device_threads", {"device": "emu-p4500"}, [], [], None)
+    figure = plan.Job("search_device_threads", {"device": "loop-ext4"}, [], [], None)
+    # reads and writes, 2 log2(256) points each: 32 points at 4 KiB, and as many at 8 KiB for Figure 2.7
+    assert plan._searches_s(full, table) == 32 * point_s
+    assert plan._searches_s(full, figure) == 64 * point_s

@@ -152,6 +152,19 @@ def _baselines_cap_s(profile: dict, job: Job) -> float:
     return sum(own.get(point.get("system"), timeout) for point in points)
 
 
+def _searches_s(profile: dict, job: Job) -> float:
+    """A device's thread searches alone (search_device_threads) by their fio points: reads and writes
+    at each block size (4 KiB; and 8 KiB for Figure 2.7's devices), a search doubling up to max_threads
+    then bisecting back (about 2 log2(max_threads) points), each point its runtime and ramp."""
+    raw = set(profile.get("raw_vs_fs", {}).get("devices", []))
+    figure_2_7 = raw | {devices.declaration(d).get("file_system_twin") for d in raw}
+    sizes = 2 if job.wildcards.get("device") in figure_2_7 else 1
+    return 2 * sizes * 2 * math.log2(profile["characterize"]["max_threads"]) * _fio_point_s(profile)
+
+
+# A measurement the quick run did not record: its time from the profile alone.
+WITHOUT_RECORD = {"search_device_threads": _searches_s}
+
 # The most a job can take, whatever the scaling says: its runs' time limits.
 CAP_S = {"run_cave_baselines": _baselines_cap_s}
 
@@ -220,6 +233,8 @@ def estimate(profile_name: str, root: Path = REPO_ROOT) -> tuple[dict[int, Job],
         elif by_rule.get(job.rule):
             base, job.source = sum(by_rule[job.rule]) / len(by_rule[job.rule]), "rule's mean"
             compared = [by_name[name] for name in seconds if by_name[name].rule == job.rule]
+        elif job.rule in WITHOUT_RECORD:
+            base, job.source, compared = WITHOUT_RECORD[job.rule](profile, job), "fio points x their length", []
         else:
             base, job.source, compared = 0.0, "no record", []
         job.factor = _scale(job.rule, profile, quick, job, compared)
