@@ -55,3 +55,13 @@ def test_the_checks_that_time_something_run_alone():
                        ("systems/ace/tests/test_concurrency.py", "test_batch_of_k_w_writes_takes_one_write_latency"),
                        ("systems/cave/tests/test_cave_e2e.py", "test_bfs_runtime_falls_until_k_r_on_emussd")):
         assert selects(expressions["E2E_ALONE"], _marks_of(path, test)), f"{path}::{test}"
+
+
+def test_every_wait_on_a_part_is_guarded_so_a_failed_part_does_not_end_make_test():
+    # the recipes run under bash -e (.SHELLFLAGS): a bare `wait $$pid` that returns a part's failure
+    # ends the recipe there, before the checks that time something and before the lanes' logs are
+    # printed (a failed docker lane did that once)
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert "-e" in re.search(r"^\.SHELLFLAGS := (.*)$", makefile, re.MULTILINE).group(1)
+    waits = re.findall(r"(?:if ! )?wait \$\$\w+(?: \|\| [^;]+)?", makefile)
+    assert waits and all(w.startswith("if ! ") or " || " in w for w in waits), waits

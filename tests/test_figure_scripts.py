@@ -42,3 +42,14 @@ p <- ggplot(d, aes(x, y, colour = series)) + geom_point() + theme_thesis() + gui
 save_figure(p, "{tmp_path}/four_rows.pdf", width = 4, height = 3, title = "t")
 """)
     assert wide.returncode == 0, wide.stderr
+
+
+def test_measuring_plots_before_drawing_writes_nothing_in_the_working_directory(tmp_path):
+    # stack_plots measures each plot's grob before save_figure opens its PDF: R's default device
+    # would write Rplots.pdf where the script runs (a read-only repository in a hardened container)
+    program = ('p <- ggplot(data.frame(x = 1:3, y = 1:3), aes(x, y)) + geom_point()\n'
+               f'save_figure(stack_plots(list(p, p), c(1, 1), 4, 5), "{tmp_path}/out.pdf", 4, 5, "test")')
+    result = subprocess.run(["Rscript", "-e", f'source("{THEME}")\n{program}'], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.pdf"]

@@ -1,6 +1,10 @@
 # The one theme, palette and output helper shared by every figure script.
 # Each figure script is run as: Rscript figures/scripts/fig_X_Y.R <input.csv>... <output.pdf>
 suppressPackageStartupMessages(library(ggplot2))
+# A grob measured before any device is open (ggplotGrob in stack_plots) opens R's default device,
+# which writes Rplots.pdf in the working directory: outside the script's declared output, and
+# refused where the repository is read-only (a hardened docker step). A PDF device without a file instead.
+options(device = function(...) grDevices::pdf(NULL, ...))
 
 theme_thesis <- function(base_size = 9) {
   theme_bw(base_size = base_size) +
