@@ -1,7 +1,11 @@
 """How rules start tools: reproducible environment, output in the log, clear failures."""
 
+import json
+import platform
+
 import pytest
 
+from ssdartifact import provenance
 from ssdartifact.tidy import write_csv
 from steps import emussd, pio, runtime
 from steps.__main__ import main
@@ -40,12 +44,22 @@ def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path)
 def test_inside_the_container_the_step_runs_itself(monkeypatch, tmp_path):
     monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
     monkeypatch.setenv(runtime.IN_CONTAINER, "ssd-artifact/pio:0123@sha256:abc")
+    monkeypatch.setenv(provenance.HOST_ENV, "the-machine")
     csv = tmp_path / "c.csv"
     call = '{"curve": "fig_3_1", "csv": "%s", "log": "%s"}' % (csv, tmp_path / "l.log")
     assert main(["run", "pio_model_curve", call]) == 0
-    import json
-    recorded = json.loads((tmp_path / "c.csv.json").read_text())["runtime"]
-    assert recorded == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc"}
+    recorded = json.loads((tmp_path / "c.csv.json").read_text())
+    assert recorded["runtime"] == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc",
+                                   "container_id": provenance.container_id()}
+    assert recorded["host"]["hostname"] == "the-machine" and recorded["host"]["kernel"] == platform.release()
+
+
+def test_the_container_id_is_read_from_the_mounted_hostname_file():
+    container = "0f" * 32
+    mountinfo = (f"812 790 8:1 /var/lib/docker/containers/{container}/resolv.conf /etc/resolv.conf rw - ext4 sda\n"
+                 f"813 790 8:1 /var/lib/docker/containers/{container}/hostname /etc/hostname rw - ext4 sda\n")
+    assert provenance.container_id(mountinfo) == container
+    assert provenance.container_id("25 1 8:1 / / rw - ext4 /dev/sda1\n") is None
 
 
 def test_only_declared_directories_outside_the_repository_are_mounted(configs, tmp_path):

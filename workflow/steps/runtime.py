@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -75,7 +76,8 @@ def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities
     call = json.dumps({k: _plain(v) for k, v in kwargs.items()})
     command = containers.docker_run_command(
         tag, ["python", "-m", "steps", "run", name, call], repo_root=REPO_ROOT,
-        bind_paths=devices_bind_paths(), devices=devices, cap_add=capabilities, env={IN_CONTAINER: identity})
+        bind_paths=devices_bind_paths(), devices=devices, cap_add=capabilities,
+        env={IN_CONTAINER: identity, provenance.HOST_ENV: socket.gethostname()})
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise StepFailed(f"step {name} in image {tag} exited with {result.returncode}:\n"
