@@ -217,3 +217,12 @@ def whole_profile_run():
     finish results/runs/ records (the guide's times). A run of some targets (`make checksums`,
     `verify`, `figures`) is not the profile's and leaves the record alone."""
     return set(workflow.dag_settings.targets) <= {"all"}
+
+
+def steps_know_their_job():
+    """Called once all rules are defined. A step in a container may write only its job's declared
+    outputs and logs, and gets its threads and memory as limits (steps.runtime.with_job): Snakemake
+    passes them to a rule's run function, which hands them on to the step it calls."""
+    for each in workflow.rules:
+        if each.run_func is not None:
+            each.run_func = runtime.with_job(each.run_func)
