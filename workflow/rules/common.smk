@@ -59,19 +59,6 @@ def glob_wildcards_files(pattern):
 COMMON_NATIVE_SOURCES = glob_wildcards_files("systems/common/{name}")
 
 
-def image(name):
-    """The image a rule's step runs in, as an input: built by build_image with the docker runtime."""
-    return [f"results/images/{name}.id"] if RUNTIME == "docker" else []
-
-
-# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
-# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
-# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
-# than one). Two such measurements, each on its own device, then run at once and each takes one
-# of the machine's two shares; every other job takes both, so no computation (a build, R, a
-# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
-# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
-# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
 def _switch(name, value):
     """A yes/no setting: the profile's boolean, or `--config name=true|false` (which Snakemake passes
     on as the string 'true' or 'false', both of which Python would take for yes)."""
@@ -82,6 +69,30 @@ def _switch(name, value):
     raise WorkflowError(f"--config {name}={value}: expected true or false")
 
 
+# A change of runtime (native <-> docker, or a new image) reruns nothing by itself: each output's
+# sidecar records the runtime and image that made it, `make verify` checks the deterministic ones
+# byte for byte whoever made them, and what is missing is made by the runtime chosen now. Asked to
+# (make RERUN_ON_RUNTIME_CHANGE=true), every step whose image record changed since it ran runs again.
+RERUN_ON_RUNTIME_CHANGE = _switch("rerun_on_runtime_change", config.get("rerun_on_runtime_change", False))
+
+
+def image(name):
+    """The image a rule's step runs in, as an input: results/images/<name>.id, which build_image
+    writes in either runtime (the image's tag and id, or "native"), so that the rule's set of inputs
+    is the same in both and the image is ready before the step. Ancient (its date and content
+    ignored) unless RERUN_ON_RUNTIME_CHANGE: the runtime is recorded, not an input."""
+    record = f"results/images/{name}.id"
+    return [record if RERUN_ON_RUNTIME_CHANGE else ancient(record)]
+
+
+# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
+# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
+# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
+# than one). Two such measurements, each on its own device, then run at once and each takes one
+# of the machine's two shares; every other job takes both, so no computation (a build, R, a
+# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
+# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
+# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
 SIDE_BY_SIDE = _switch("emulated_side_by_side",
                        config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
 MACHINE_SHARES = 2
