@@ -46,7 +46,7 @@ def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path)
     assert not (tmp_path / "c.csv").exists(), "nothing may run on the host"
 
 
-def _docker_step(monkeypatch, job=None):
+def _docker_step(monkeypatch, job=None, declares_memory=True):
     """pio_model_curve in docker mode as its rule's run function calls it; the docker command it runs."""
     from ssdartifact import containers
 
@@ -65,7 +65,7 @@ def _docker_step(monkeypatch, job=None):
     else:
         def run(input, output, params, wildcards, threads, resources, log, *rest):
             call()
-        runtime.with_job(run)([], *job)
+        runtime.with_job(run, declares_memory)([], *job)
     return commands
 
 
@@ -86,9 +86,8 @@ def test_a_step_in_docker_mode_gets_its_jobs_outputs_threads_and_memory(monkeypa
     assert f"{runtime.IN_CONTAINER}=ssd-artifact/pio:0@sha256:1" in env
     assert command[command.index("ssd-artifact/pio:0") + 1:][-4:-1] == ["steps", "run", "pio_model_curve"]
 
-    class Undeclared:
-        pass
-    command, _ = _docker_step(monkeypatch, (outputs, {}, {}, 1, Undeclared(), logs))
+    # a rule that declares none: Snakemake's guess from the inputs' size is no declaration
+    command, _ = _docker_step(monkeypatch, (outputs, {}, {}, 1, Resources(), logs), declares_memory=False)
     assert command[command.index("--memory") + 1] == f"{runtime.DEFAULT_MEMORY_MB}m"
 
 

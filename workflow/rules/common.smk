@@ -236,4 +236,4 @@ def steps_know_their_job():
     passes them to a rule's run function, which hands them on to the step it calls."""
     for each in workflow.rules:
         if each.run_func is not None:
-            each.run_func = runtime.with_job(each.run_func)
+            each.run_func = runtime.with_job(each.run_func, declares_memory="mem_mb" in each.resources)

@@ -58,17 +58,24 @@ class Job:
 _JOB = threading.local()  # the job of the run: block this thread runs (Snakemake runs jobs in threads)
 
 
-def with_job(run):
-    """A rule's run function that records its job for the steps it calls (the Snakefile wraps every
-    rule's with it: steps_know_their_job). Snakemake calls run functions with these first arguments."""
-    @functools.wraps(run)
-    def run_with_job(input, output, params, wildcards, threads, resources, log, *rest):
-        _JOB.current = Job(tuple(map(str, [*output, *log])), int(threads), getattr(resources, "mem_mb", None))
+class with_job:  # named as the function it stands for: the Snakefile wraps every rule's run function with it
+    """A rule's run function that records its job for the steps it calls (steps_know_their_job).
+    Snakemake calls run functions with these first arguments; `snakemake --lint` reads a run
+    block's length from its function's code, which stays the rule's own. `declares_memory`: the
+    rule's resources name mem_mb; Snakemake gives every job one, its guess from the inputs' size
+    (at least 1000 MB) where the rule declares none, which is no declaration."""
+
+    def __init__(self, run, declares_memory: bool):
+        self.run, self.declares_memory = run, declares_memory
+        self.__code__ = run.__code__
+
+    def __call__(self, input, output, params, wildcards, threads, resources, log, *rest):
+        memory = getattr(resources, "mem_mb", None) if self.declares_memory else None
+        _JOB.current = Job(tuple(map(str, [*output, *log])), int(threads), memory)
         try:
-            return run(input, output, params, wildcards, threads, resources, log, *rest)
+            return self.run(input, output, params, wildcards, threads, resources, log, *rest)
         finally:
             _JOB.current = None
-    return run_with_job
 
 
 def current_job() -> Job:
@@ -139,8 +146,10 @@ def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities
                          f"{(result.stdout + result.stderr)[-3000:]}")
 
 
-# A step's memory limit in docker mode when its rule declares none (resources: mem_mb): Snakemake's
-# own largest default. On a cluster every job has a mem_mb (workflow/profiles/slurm, memory_as_measured).
+# A step's memory limit in docker mode when its rule declares none (resources: mem_mb): the largest of
+# Snakemake's own defaults (its guess from the inputs' size is at least 1000 MB, too little for a
+# PostgreSQL build or a JVM, and would cap a measurement's own memory budgets). On a cluster a rule
+# run here before declares what it used (memory_as_measured).
 DEFAULT_MEMORY_MB = 8000
 
 
