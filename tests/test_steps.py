@@ -41,8 +41,9 @@ def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path)
     assert calls[0][2]["curve"] == "fig_3_2", "the step's keyword arguments go into the container"
     assert calls[1][3:5] == (("/dev/fuse",), ("SYS_ADMIN",)), "FUSE needs its device and capability, nothing more"
     assert calls[0][5] == [], "a curve writes its declared outputs only"
-    assert calls[1][5] == [REPO_ROOT / "scratch/emussd", REPO_ROOT / "scratch/local-disk"], \
-        "a step that opens a device writes emussd's scratch and the declared file devices"
+    assert calls[1][5] == [REPO_ROOT / "scratch/emussd", REPO_ROOT / "scratch/device-locks",
+                           REPO_ROOT / "scratch/local-disk"], \
+        "a step that opens a device writes emussd's scratch, the devices' locks and the declared file devices"
     assert not (tmp_path / "c.csv").exists(), "nothing may run on the host"
 
 

@@ -234,6 +234,11 @@ def steps_know_their_job():
     """Called once all rules are defined. A step in a container may write only its job's declared
     outputs and logs, and gets its threads and memory as limits (steps.runtime.with_job): Snakemake
     passes them to a rule's run function, which hands them on to the step it calls."""
+    # Snakemake gives every rule the default resources first, its mem_mb among them (a guess from the
+    # inputs' size): a rule declares its memory when its mem_mb is another (memory_as_measured's, say).
+    default = workflow.resource_settings.default_resources
+    guessed = default.get("mem_mb").raw if default is not None else None
     for each in workflow.rules:
         if each.run_func is not None:
-            each.run_func = runtime.with_job(each.run_func, declares_memory="mem_mb" in each.resources)
+            declared = each.resources.get("mem_mb").raw not in (None, guessed)
+            each.run_func = runtime.with_job(each.run_func, declares_memory=declared)

@@ -86,13 +86,18 @@ def current_job() -> Job:
     return job
 
 
+# What a step that opens a device writes besides the device: emussd's mounts and calibration, and
+# the locks that keep one experiment per device at a time.
+DEVICE_SCRATCH = (EMULATED_ROOT, devices.DEVICE_LOCKS)
+
+
 def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
              block_devices: bool = False, writes: tuple[str | Path, ...] = (), kept: tuple[str, ...] = ()):
     """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE).
 
     `writes`: what the step writes besides its job's declared outputs and logs (its scratch and
     build caches, paths in the repository); a step with `devices` opens a declared device, and
-    also writes the declared file devices and emussd's scratch. `kept`: the keyword arguments that
+    also writes the declared file devices and DEVICE_SCRATCH. `kept`: the keyword arguments that
     name folders the step writes and keeps across runs (a resumable campaign's raw results, which
     cannot be outputs: Snakemake deletes those before a job). Everything else of the repository is
     read-only in its container.
@@ -110,7 +115,7 @@ def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str,
                 return function(**kwargs)
             passed = (*devices, *(d["path"] for d in declared_block_devices())) if block_devices else devices
             scratch = [REPO_ROOT / path for path in (*writes, *(kwargs[name] for name in kept))]
-            scratch += [EMULATED_ROOT, *devices_bind_paths()] if devices else []
+            scratch += [*DEVICE_SCRATCH, *devices_bind_paths()] if devices else []
             return _run_in_container(image, function.__name__, kwargs, passed, capabilities, scratch)
         return step
     return wrap
