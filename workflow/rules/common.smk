@@ -79,8 +79,8 @@ RERUN_ON_RUNTIME_CHANGE = _switch("rerun_on_runtime_change", config.get("rerun_o
 def image(name):
     """The image a rule's step runs in, as an input: results/images/<name>.id, which build_image
     writes in either runtime (the image's tag and id, or "native"), so that the rule's set of inputs
-    is the same in both and the image is ready before the step. Ancient (its date and content
-    ignored) unless RERUN_ON_RUNTIME_CHANGE: the runtime is recorded, not an input."""
+    is the same in both. Ancient (its date and content ignored) and made once, unless
+    RERUN_ON_RUNTIME_CHANGE: the runtime is recorded with each output, not an input of it."""
     record = f"results/images/{name}.id"
     return [record if RERUN_ON_RUNTIME_CHANGE else ancient(record)]
 
