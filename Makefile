@@ -7,13 +7,17 @@ SHELL := /bin/bash
 
 VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-# RUNTIME=docker runs every step in its system's image (overrides the profile's runtime).
+# RUNTIME=docker runs every step in its system's image (overrides the profile's runtime). Changing it
+# reruns nothing by itself (each output's sidecar says which runtime made it; `make verify` checks
+# those bytes): RERUN_ON_RUNTIME_CHANGE=true reruns the steps made in another runtime or image.
 RUNTIME ?=
+RERUN_ON_RUNTIME_CHANGE ?=
 # CLUSTER=slurm submits every job to SLURM (workflow/profiles/slurm, docs/cluster.md); CORES is then
 # what a job that takes a whole machine asks for: the cores of a node.
 CLUSTER ?=
 SNAKEMAKE := snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workflow/profiles/$(CLUSTER)) \
-	--config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete
+	--config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) \
+	$(if $(RERUN_ON_RUNTIME_CHANGE),rerun_on_runtime_change=$(RERUN_ON_RUNTIME_CHANGE)) --rerun-incomplete
 
 .PHONY: help setup setup-test check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-ace-matrix test-ace-patches lint clean guide guide-check \
 	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
@@ -23,7 +27,7 @@ help:
 	@echo "make test        install what is missing and run every test (unit, then end to end)"
 	@echo "make test-ace-matrix  ACE's regression suite and crash test for all 4 policies, with and without ACE"
 	@echo "make test-ace-patches every prefix of ACE's patch series builds and runs (about 40 minutes)"
-	@echo "make verify      rebuild what is missing and compare deterministic outputs with checksums/$(PROFILE).sha256"
+	@echo "make verify      rebuild what is missing and compare deterministic outputs, whichever runtime made them, with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
@@ -41,7 +45,7 @@ help:
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
 	@echo "make plan        the $(PROFILE) profile's jobs per device and node, their estimated hours and the critical path"
 	@echo "make report      Snakemake's HTML report: every figure with its caption, the claims, each result's provenance"
-	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker  CLUSTER=slurm  NODES=N (plan)"
+	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker  RERUN_ON_RUNTIME_CHANGE=true  CLUSTER=slurm  NODES=N (plan)"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:

@@ -63,6 +63,8 @@ rule all:
         RESTORE_DETERMINISTIC_RESULTS,
 
 
-# Last, once every rule is defined (common.smk: measurements side by side; a cluster job's memory).
+# Last, once every rule is defined (common.smk: measurements side by side; a cluster job's memory;
+# a step's job, for its container).
 every_other_job_runs_alone()
 memory_as_measured()
+steps_know_their_job()

@@ -175,31 +175,90 @@ def test_python_closure_is_what_python_needs_from_the_lock(tmp_path):
         containers.python_closure([debs[0], debs[2], debs[3]])
 
 
-def test_docker_run_command_is_unprivileged_and_mounts_only_what_is_declared(tmp_path):
-    device = tmp_path / "ssd"
-    device.mkdir()
+def _as_host_user(monkeypatch, uid):
+    monkeypatch.setattr(containers.os, "getuid", lambda: uid)
+    monkeypatch.setattr(containers.os, "getgid", lambda: uid)
+
+
+def _flags(command, flag):
+    return [command[i + 1] for i, part in enumerate(command) if part == flag]
+
+
+def test_docker_run_command_is_hardened_and_mounts_only_what_is_declared(tmp_path, monkeypatch):
+    _as_host_user(monkeypatch, 1000)
+    outputs = tmp_path / "results"
+    outputs.mkdir()
     command = containers.docker_run_command(
-        "ssd-artifact/pio:0", ["fio", "--version"], repo_root=REPO_ROOT, bind_paths=[device],
-        devices=["/dev/fuse"], cap_add=["SYS_ADMIN"], env={"A": "1"})
+        "ssd-artifact/pio:0", ["fio", "--version"], repo_root=REPO_ROOT, writable=[outputs], cpus=2,
+        memory_mb=3000, env={"A": "1"}, labels={"ssd-artifact.step": "x"})
     assert command[:3] == ["docker", "run", "--rm"]
-    assert "--privileged" not in command and not any("privileged" in part for part in command)
-    assert command[command.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+    assert not any("privileged" in part for part in command)
+    assert command[command.index("--user") + 1] == "1000:1000", "the host user's own ids: outputs stay theirs"
     assert command[command.index("--network") + 1] == "none"
-    mounts = [command[i + 1] for i, part in enumerate(command) if part in ("-v", "--volume", "--mount")]
-    assert mounts == [f"{REPO_ROOT}:{REPO_ROOT}", f"{device}:{device}"]
-    assert command[command.index("-w") + 1] == str(REPO_ROOT)
-    env = [command[i + 1] for i, part in enumerate(command) if part == "-e"]
+    assert _flags(command, "--cap-drop") == ["ALL"] and not [p for p in command if p.startswith("--cap-add")]
+    assert _flags(command, "--security-opt") == ["no-new-privileges"]
+    assert "--read-only" in command and _flags(command, "--tmpfs") == ["/tmp:rw,exec,nosuid,nodev"]
+    assert _flags(command, "--mount") == [f"type=bind,source={REPO_ROOT},target={REPO_ROOT},readonly",
+                                          f"type=bind,source={outputs},target={outputs}"]
+    assert "-v" not in command and command[command.index("-w") + 1] == str(REPO_ROOT)
+    assert (_flags(command, "--cpus"), _flags(command, "--memory"), _flags(command, "--memory-swap")) == \
+        (["2"], ["3000m"], ["3000m"])
+    assert _flags(command, "--label") == ["ssd-artifact.step=x"]
+    env = _flags(command, "-e")
     assert "HOME=/tmp" in env and "A=1" in env
     pythonpath = next(item for item in env if item.startswith("PYTHONPATH=")).split("=", 1)[1].split(":")
     assert f"{REPO_ROOT}/workflow" in pythonpath and f"{REPO_ROOT}/systems/pio" in pythonpath
-    assert ["--device", "/dev/fuse"] == command[command.index("--device"):command.index("--device") + 2]
     assert command[-3:] == ["ssd-artifact/pio:0", "fio", "--version"]
+
+
+def test_a_step_that_needs_a_capability_becomes_the_user_keeping_only_it(monkeypatch):
+    """FUSE's SYS_ADMIN: root with only that and what switching user needs, then setpriv to the user."""
+    _as_host_user(monkeypatch, 1000)
+    command = containers.docker_run_command("t", ["emussd"], repo_root=REPO_ROOT, devices=["/dev/fuse"],
+                                            cap_add=["SYS_ADMIN"])
+    assert command[command.index("--user") + 1] == "0:0"
+    assert [p for p in command if p.startswith("--cap-add")] == \
+        ["--cap-add=SETGID", "--cap-add=SETUID", "--cap-add=SYS_ADMIN"]
+    assert _flags(command, "--cap-drop") == ["ALL"] and _flags(command, "--security-opt") == ["no-new-privileges"]
+    assert _flags(command, "--device") == ["/dev/fuse"]
+    assert command[command.index("t") + 1:] == [
+        "setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--inh-caps=-all,+sys_admin",
+        "--ambient-caps=-all,+sys_admin", "--", "emussd"]
+
+
+def test_a_root_host_user_runs_steps_as_nobody_who_may_write_the_declared_paths(monkeypatch):
+    _as_host_user(monkeypatch, 0)
+    command = containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT)
+    assert [p for p in command if p.startswith("--cap-add")] == \
+        ["--cap-add=SETGID", "--cap-add=SETUID", "--cap-add=DAC_OVERRIDE"]
+    assert command[command.index("t") + 1:command.index("t") + 3] == ["setpriv", "--reuid=65534"]
+    assert "--ambient-caps=-all,+dac_override" in command
+
+
+def test_what_nobody_wrote_is_given_back_to_a_root_host_user(tmp_path, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.csv").write_text("x")
+    (tmp_path / "link").symlink_to("out/a.csv")
+    me, group = os.getuid(), os.getgid()
+    # this test's files stand for what the step's user wrote, and another user for the host's
+    monkeypatch.setattr(containers, "NOBODY", (me, group))
+    monkeypatch.setattr(containers, "step_user", lambda: (me, group))
+    monkeypatch.setattr(containers.os, "getuid", lambda: me + 1)
+    given = []
+    monkeypatch.setattr(containers.os, "lchown", lambda path, uid, gid: given.append((path, uid, gid)))
+    containers.give_back([tmp_path])
+    assert sorted(given) == sorted((str(path), me + 1, group) for path in
+                                   [tmp_path, tmp_path / "out", tmp_path / "out" / "a.csv", tmp_path / "link"])
+    given.clear()
+    monkeypatch.setattr(containers, "NOBODY", (me + 2, group))
+    containers.give_back([tmp_path])
+    assert given == [], "only what the step's user wrote"
 
 
 @pytest.mark.parametrize("path", ["relative/dir", "/does/not/exist"])
 def test_docker_run_command_refuses_paths_docker_would_create(path):
     with pytest.raises(ContainerError, match="absolute, exist"):
-        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, bind_paths=[path])
+        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, writable=[path])
 
 
 def test_docker_run_command_refuses_all_capabilities():
@@ -254,7 +313,7 @@ needs_docker = pytest.mark.skipif(not _docker_works(), reason="`docker info` fai
 
 
 def _in_image(tag: str, *command: str) -> str:
-    run = containers.docker_run_command(tag, list(command), repo_root=REPO_ROOT, bind_paths=[])
+    run = containers.docker_run_command(tag, list(command), repo_root=REPO_ROOT)
     result = subprocess.run(run, capture_output=True, text=True)
     assert result.returncode == 0, f"{' '.join(run)}:\n{result.stdout}{result.stderr}"
     return result.stdout + result.stderr
@@ -270,13 +329,14 @@ def _timed_build(name: str) -> str:
 @pytest.mark.e2e
 @pytest.mark.docker
 @needs_docker
-def test_pio_image_runs_fio_and_the_project_as_the_host_user_offline():
+def test_pio_image_runs_fio_and_the_project_as_the_step_user_offline():
     tag = _timed_build("pio")
     assert _in_image(tag, "fio", "--version").startswith("fio-")
     out = _in_image(tag, "python", "-c", "import os, ssdartifact, pio, snakemake; print(os.getuid(), "
                     "ssdartifact.__file__)")
     uid, path = out.split()
-    assert int(uid) == os.getuid() and path.startswith(str(REPO_ROOT))  # the mounted repository's code
+    assert int(uid) == containers.step_user()[0] != 0
+    assert path.startswith(str(REPO_ROOT))  # the mounted repository's code
     assert "unreachable" in _in_image(tag, "python", "-c", "import socket\ntry:\n socket.create_connection("
                                       "('deb.debian.org', 80), 3)\nexcept OSError:\n print('unreachable')")
 

@@ -67,6 +67,17 @@ def test_manifest_names_each_changed_missing_or_unlisted_file(tmp_path, monkeypa
     assert "missing: b.pdf" in problems
 
 
+def test_verify_says_which_runtime_made_the_files_it_checked(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setattr(checksums, "REPO_ROOT", tmp_path)
+    docker = {"kind": "docker", "image": "ssd-artifact/report:0", "image_id": "sha256:1", "container_id": "2"}
+    for name, runtime in (("a.csv", docker), ("b.pdf", docker), ("c.csv", {"kind": "native"})):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"runtime": runtime}))
+    assert checksums.made_by(["a.csv", "b.pdf", "c.csv", "d.tex"]) == \
+        {"docker ssd-artifact/report:0": 2, "native": 1, "no sidecar": 1}
+
+
 def test_atomic_writes_get_the_usual_file_mode(tmp_path):
     from ssdartifact.files import _UMASK, atomic_write_text
     atomic_write_text(tmp_path / "r.csv", "x\n")

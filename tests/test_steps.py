@@ -1,7 +1,13 @@
 """How rules start tools: reproducible environment, output in the log, clear failures."""
 
+import json
+import platform
+import socket
+import subprocess
+
 import pytest
 
+from ssdartifact import REPO_ROOT, provenance
 from ssdartifact.tidy import write_csv
 from steps import emussd, pio, runtime
 from steps.__main__ import main
@@ -24,8 +30,8 @@ def test_tools_see_the_reproducible_date(tmp_path):
 
 def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(runtime, "_run_in_container", lambda image, name, kwargs, devices, caps:
-                        calls.append((image, name, kwargs, devices, caps)))
+    monkeypatch.setattr(runtime, "_run_in_container", lambda image, name, kwargs, devices, caps, scratch:
+                        calls.append((image, name, kwargs, devices, caps, scratch)))
     monkeypatch.delenv(runtime.IN_CONTAINER, raising=False)
     monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
     pio.pio_model_curve(curve="fig_3_2", csv=str(tmp_path / "c.csv"), log=str(tmp_path / "l.log"))
@@ -33,28 +39,92 @@ def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path)
                              fio_point={"runtime_ms": 1, "ramp_ms": 0}, log="l.log")
     assert [(c[0], c[1]) for c in calls] == [("pio", "pio_model_curve"), ("emussd", "emussd_saturation")]
     assert calls[0][2]["curve"] == "fig_3_2", "the step's keyword arguments go into the container"
-    assert calls[1][3:] == (("/dev/fuse",), ("SYS_ADMIN",)), "FUSE needs its device and capability, nothing more"
+    assert calls[1][3:5] == (("/dev/fuse",), ("SYS_ADMIN",)), "FUSE needs its device and capability, nothing more"
+    assert calls[0][5] == [], "a curve writes its declared outputs only"
+    assert calls[1][5] == [REPO_ROOT / "scratch/emussd", REPO_ROOT / "scratch/device-locks",
+                           REPO_ROOT / "scratch/local-disk"], \
+        "a step that opens a device writes emussd's scratch, the devices' locks and the declared file devices"
     assert not (tmp_path / "c.csv").exists(), "nothing may run on the host"
+
+
+def _docker_step(monkeypatch, job=None, declares_memory=True):
+    """pio_model_curve in docker mode as its rule's run function calls it; the docker command it runs."""
+    from ssdartifact import containers
+
+    commands = []
+    monkeypatch.delenv(runtime.IN_CONTAINER, raising=False)
+    monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
+    monkeypatch.setattr(containers, "ensure_image", lambda name: f"ssd-artifact/{name}:0")
+    monkeypatch.setattr(containers, "image_id", lambda tag: "sha256:1")
+    monkeypatch.setattr(containers, "give_back", lambda paths: commands.append(("given back", paths)))
+    monkeypatch.setattr(runtime.subprocess, "run", lambda command, **kwargs: commands.append(command)
+                        or subprocess.CompletedProcess(command, 0, "", ""))
+    call = lambda: pio.pio_model_curve(curve="fig_3_1", csv="results/pio_model/fig_3_1.csv",  # noqa: E731
+                                       log="results/logs/pio_model_curve/fig_3_1.log")
+    if job is None:
+        call()
+    else:
+        def run(input, output, params, wildcards, threads, resources, log, *rest):
+            call()
+        runtime.with_job(run, declares_memory)([], *job)
+    return commands
+
+
+def test_a_step_in_docker_mode_gets_its_jobs_outputs_threads_and_memory(monkeypatch, tmp_path):
+    class Resources:
+        mem_mb = 1500
+
+    outputs, logs = [tmp_path / "out/fig_3_1.csv", tmp_path / "out/fig_3_1.csv.json"], [tmp_path / "logs/fig_3_1.log"]
+    command, given = _docker_step(monkeypatch, (outputs, {}, {}, 3, Resources(), logs))
+    mounts = [command[i + 1] for i, part in enumerate(command) if part == "--mount"]
+    writable = [tmp_path / "logs", tmp_path / "out"]  # the outputs' folders, made by the host user
+    assert mounts == [f"type=bind,source={REPO_ROOT},target={REPO_ROOT},readonly",
+                      *(f"type=bind,source={path},target={path}" for path in writable)]
+    assert given == ("given back", writable)
+    assert command[command.index("--cpus") + 1] == "3" and command[command.index("--memory") + 1] == "1500m"
+    env = [command[i + 1] for i, part in enumerate(command) if part == "-e"]
+    assert f"{provenance.HOST_ENV}={socket.gethostname()}" in env
+    assert f"{runtime.IN_CONTAINER}=ssd-artifact/pio:0@sha256:1" in env
+    assert command[command.index("ssd-artifact/pio:0") + 1:][-4:-1] == ["steps", "run", "pio_model_curve"]
+
+    # a rule that declares none: Snakemake's guess from the inputs' size is no declaration
+    command, _ = _docker_step(monkeypatch, (outputs, {}, {}, 1, Resources(), logs), declares_memory=False)
+    assert command[command.index("--memory") + 1] == f"{runtime.DEFAULT_MEMORY_MB}m"
+
+
+def test_a_step_in_docker_mode_outside_a_workflow_job_is_refused(monkeypatch):
+    with pytest.raises(runtime.StepFailed, match="run it through the workflow"):
+        _docker_step(monkeypatch)
 
 
 def test_inside_the_container_the_step_runs_itself(monkeypatch, tmp_path):
     monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
     monkeypatch.setenv(runtime.IN_CONTAINER, "ssd-artifact/pio:0123@sha256:abc")
+    monkeypatch.setenv(provenance.HOST_ENV, "the-machine")
     csv = tmp_path / "c.csv"
     call = '{"curve": "fig_3_1", "csv": "%s", "log": "%s"}' % (csv, tmp_path / "l.log")
     assert main(["run", "pio_model_curve", call]) == 0
-    import json
-    recorded = json.loads((tmp_path / "c.csv.json").read_text())["runtime"]
-    assert recorded == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc"}
+    recorded = json.loads((tmp_path / "c.csv.json").read_text())
+    assert recorded["runtime"] == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc",
+                                   "container_id": provenance.container_id()}
+    assert recorded["host"]["hostname"] == "the-machine" and recorded["host"]["kernel"] == platform.release()
 
 
-def test_only_declared_directories_outside_the_repository_are_mounted(configs, tmp_path):
+def test_the_container_id_is_read_from_the_mounted_hostname_file():
+    container = "0f" * 32
+    mountinfo = (f"812 790 8:1 /var/lib/docker/containers/{container}/resolv.conf /etc/resolv.conf rw - ext4 sda\n"
+                 f"813 790 8:1 /var/lib/docker/containers/{container}/hostname /etc/hostname rw - ext4 sda\n")
+    assert provenance.container_id(mountinfo) == container
+    assert provenance.container_id("25 1 8:1 / / rw - ext4 /dev/sda1\n") is None
+
+
+def test_steps_that_open_a_device_write_every_declared_file_device(configs, tmp_path):
     import yaml
     data = yaml.safe_load((configs / "devices.yaml").read_text())
     outside = tmp_path / "ssd" / "bench"
     data["devices"].append({"name": "my-ssd", "kind": "file", "path": str(outside), "max_bytes": 1 << 30})
     (configs / "devices.yaml").write_text(yaml.safe_dump(data))
-    assert runtime.devices_bind_paths() == [outside]  # local-disk lives inside the repository
+    assert runtime.devices_bind_paths() == [REPO_ROOT / "scratch/local-disk", outside]
     assert outside.is_dir()
 
 

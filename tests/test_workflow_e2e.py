@@ -6,8 +6,10 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -258,18 +260,75 @@ def _docker_engine() -> bool:
         return False
 
 
+def _inspect_a_running_step(clone, step, running) -> tuple[dict, list[list[str]], dict]:
+    """docker inspect of a container of `step` of the workflow in `clone`, its processes (uid, host
+    pid, command) and the step process's /proc status, caught while it runs (polled while `running()`)."""
+    labels = ["--filter", f"label=ssd-artifact.step={step}", "--filter", f"label=ssd-artifact.repository={clone}"]
+    while running():
+        for container in subprocess.run(["docker", "ps", "-q", *labels], capture_output=True, text=True).stdout.split():
+            try:
+                top = subprocess.run(["docker", "top", container, "-eo", "uid,pid,args"], capture_output=True,
+                                     text=True, check=True).stdout.splitlines()[1:]
+                processes = [line.split(None, 2) for line in top]
+                # the step (python -m steps run NAME): neither docker-init nor setpriv, which exec it
+                pid = next(p[1] for p in processes if f"steps run {step}" in p[2] and p[2].startswith("python"))
+                status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+                inspected = subprocess.run(["docker", "inspect", container], capture_output=True, text=True, check=True)
+                return json.loads(inspected.stdout)[0], processes, {k: v.strip() for k, v in status.items()}
+            except (subprocess.CalledProcessError, StopIteration, OSError):
+                continue  # it ended, or has not yet become the step: the next one
+        time.sleep(0.2)
+    return {}, [], {}
+
+
 @pytest.mark.docker
 @pytest.mark.skipif(not _docker_engine(), reason="no Docker engine here: the docker runtime is not tested")
-def test_the_docker_runtime_gives_the_same_bytes_as_native(clone):
-    """Every step in its system's image (built or found by `make images`), as the host user."""
+def test_the_docker_runtime_gives_the_same_bytes_hardened_and_verify_checks_them(clone):
+    """Every step in its system's image, hardened (one step's container inspected while it runs),
+    its outputs the host user's; then a plain `make verify` (the profile's native runtime) checks
+    the docker outputs' bytes, rerunning none of them."""
+    from ssdartifact import containers
+    from steps import runtime
+
     assert make(clone, "clean")[0] == 0
-    code, out = make(clone, "reproduce", "RUNTIME=docker")
-    assert code == 0, out[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    reproduce = subprocess.Popen(["make", "reproduce", "RUNTIME=docker", "PROFILE=ci"], cwd=clone, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    inspected, processes, status = _inspect_a_running_step(clone, "pio_model_curve",
+                                                           lambda: reproduce.poll() is None)
+    out = reproduce.communicate()[0]
+    assert reproduce.returncode == 0, out[-3000:]
+    assert inspected, "no container of pio_model_curve was seen running"
+    host = inspected["HostConfig"]
+    uid = containers.step_user()[0]
+    assert status["Uid"].split()[:2] == [str(uid)] * 2 and uid != 0, processes  # the step: not root
+    assert all(p[0] == str(uid) for p in processes if not p[2].startswith("/sbin/docker-init")), processes
+    assert status["NoNewPrivs"] == "1"
+    added = {capability.removeprefix("CAP_") for capability in host["CapAdd"] or []}  # Docker writes CAP_SETUID
+    assert host["CapDrop"] == ["ALL"] and added <= {"SETUID", "SETGID", "DAC_OVERRIDE"}, added
+    assert int(status["CapEff"], 16) & ~(1 << 1) == 0, "the step holds no capability but DAC_OVERRIDE (root host)"
+    assert host["SecurityOpt"] == ["no-new-privileges"] and host["ReadonlyRootfs"] is True
+    assert host["Tmpfs"] == {"/tmp": "rw,exec,nosuid,nodev"} and host["NetworkMode"] == "none"
+    assert (host["NanoCpus"], host["Memory"]) == (10**9, runtime.DEFAULT_MEMORY_MB << 20)  # 1 thread, none declared
+    writable = sorted(m["Destination"] for m in inspected["Mounts"] if m["RW"])
+    assert writable == [str(clone / "results/logs/pio_model_curve"), str(clone / "results/pio_model")]
+    assert [m["RW"] for m in inspected["Mounts"] if m["Destination"] == str(clone)] == [False]
+    assert (clone / "paper/build/artifact.pdf").stat().st_uid == os.getuid()
+    written = [p for top in ("results", "figures", "paper", "scratch", "systems") for p in (clone / top).rglob("*")]
+    assert not [p for p in written if p.lstat().st_uid != os.getuid()], "every file the host user's"
     sidecar = json.loads((clone / "figures/generated/fig_3_2.pdf.json").read_text())
     assert sidecar["runtime"]["kind"] == "docker" and sidecar["runtime"]["image"].startswith("ssd-artifact/report:")
-    assert (clone / "paper/build/artifact.pdf").stat().st_uid == os.getuid()
-    code, out = make(clone, "verify", "RUNTIME=docker")
+    assert sidecar["host"]["hostname"] == socket.gethostname()
+    assert re.fullmatch("[0-9a-f]{64}", sidecar["runtime"]["container_id"])
+
+    made = {p: p.stat().st_mtime_ns for p in written if p.is_file()}
+    code, out = make(clone, "verify")
     assert code == 0 and "verify: OK" in out, out[-3000:]
+    made_by = out[out.index("made by: "):].splitlines()[0]
+    assert "docker ssd-artifact/" in made_by and "native" not in made_by, made_by
+    checked = (clone / "results/checksums/ci.files").read_text().split()
+    rerun = [path for path in checked if made.get(clone / path) != (clone / path).stat().st_mtime_ns]
+    assert len(checked) > 30 and rerun == [], f"verify reran steps that the docker runtime had made: {rerun}"
 
 
 @pytest.mark.docker

@@ -59,19 +59,6 @@ def glob_wildcards_files(pattern):
 COMMON_NATIVE_SOURCES = glob_wildcards_files("systems/common/{name}")
 
 
-def image(name):
-    """The image a rule's step runs in, as an input: built by build_image with the docker runtime."""
-    return [f"results/images/{name}.id"] if RUNTIME == "docker" else []
-
-
-# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
-# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
-# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
-# than one). Two such measurements, each on its own device, then run at once and each takes one
-# of the machine's two shares; every other job takes both, so no computation (a build, R, a
-# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
-# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
-# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
 def _switch(name, value):
     """A yes/no setting: the profile's boolean, or `--config name=true|false` (which Snakemake passes
     on as the string 'true' or 'false', both of which Python would take for yes)."""
@@ -82,6 +69,30 @@ def _switch(name, value):
     raise WorkflowError(f"--config {name}={value}: expected true or false")
 
 
+# A change of runtime (native <-> docker, or a new image) reruns nothing by itself: each output's
+# sidecar records the runtime and image that made it, `make verify` checks the deterministic ones
+# byte for byte whoever made them, and what is missing is made by the runtime chosen now. Asked to
+# (make RERUN_ON_RUNTIME_CHANGE=true), every step whose image record changed since it ran runs again.
+RERUN_ON_RUNTIME_CHANGE = _switch("rerun_on_runtime_change", config.get("rerun_on_runtime_change", False))
+
+
+def image(name):
+    """The image a rule's step runs in, as an input: results/images/<name>.id, which build_image
+    writes in either runtime (the image's tag and id, or "native"), so that the rule's set of inputs
+    is the same in both. Ancient (its date and content ignored) and made once, unless
+    RERUN_ON_RUNTIME_CHANGE: the runtime is recorded with each output, not an input of it."""
+    record = f"results/images/{name}.id"
+    return [record if RERUN_ON_RUNTIME_CHANGE else ancient(record)]
+
+
+# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
+# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
+# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
+# than one). Two such measurements, each on its own device, then run at once and each takes one
+# of the machine's two shares; every other job takes both, so no computation (a build, R, a
+# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
+# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
+# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
 SIDE_BY_SIDE = _switch("emulated_side_by_side",
                        config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
 MACHINE_SHARES = 2
@@ -217,3 +228,17 @@ def whole_profile_run():
     finish results/runs/ records (the guide's times). A run of some targets (`make checksums`,
     `verify`, `figures`) is not the profile's and leaves the record alone."""
     return set(workflow.dag_settings.targets) <= {"all"}
+
+
+def steps_know_their_job():
+    """Called once all rules are defined. A step in a container may write only its job's declared
+    outputs and logs, and gets its threads and memory as limits (steps.runtime.with_job): Snakemake
+    passes them to a rule's run function, which hands them on to the step it calls."""
+    # Snakemake gives every rule the default resources first, its mem_mb among them (a guess from the
+    # inputs' size): a rule declares its memory when its mem_mb is another (memory_as_measured's, say).
+    default = workflow.resource_settings.default_resources
+    guessed = default.get("mem_mb").raw if default is not None else None
+    for each in workflow.rules:
+        if each.run_func is not None:
+            declared = each.resources.get("mem_mb").raw not in (None, guessed)
+            each.run_func = runtime.with_job(each.run_func, declares_memory=declared)

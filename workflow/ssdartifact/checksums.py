@@ -1,8 +1,11 @@
 """sha256 manifests of the deterministic outputs: `make checksums` writes one,
-`make verify` compares the current outputs against it and names every file that differs."""
+`make verify` compares the current outputs against it, names every file that differs, and says
+which runtime made the files it checked (their provenance sidecars)."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 from . import REPO_ROOT
@@ -46,3 +49,17 @@ def differences(manifest: Path, expected_files: list[str]) -> list[str]:
         elif (actual := sha256_file(target)) != expected:
             problems.append(f"changed: {path} (expected {expected[:12]}, found {actual[:12]})")
     return problems
+
+
+def made_by(paths: list[str]) -> Counter:
+    """How many of `paths` each runtime made, as their sidecars (<path>.json) record it: "native",
+    "docker <image tag>", or "no sidecar" (an output that records no provenance of its own)."""
+    made = Counter()
+    for path in paths:
+        try:
+            runtime = json.loads((REPO_ROOT / f"{path}.json").read_text(encoding="utf-8"))["runtime"]
+        except (OSError, ValueError, KeyError):
+            made["no sidecar"] += 1
+            continue
+        made[" ".join(filter(None, (runtime.get("kind"), runtime.get("image"))))] += 1
+    return made

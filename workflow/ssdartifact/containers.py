@@ -16,6 +16,7 @@ one of those changes, and locks are refreshed only on request (`make images-lock
   python -m ssdartifact.containers save --out DIR [NAME ...]   DIR/<name>.tar and <name>.tar.sha256
   python -m ssdartifact.containers id NAME              print the image id (sha256:...)
   python -m ssdartifact.containers run NAME [--bind P] [--device D] [--cap-add C] [-e K=V] -- CMD ...
+                                                        (hardened as a workflow step; --bind: a path it may write)
   python -m ssdartifact.containers lint                 hadolint every Dockerfile
 """
 
@@ -867,34 +868,88 @@ def project_pythonpath(repo_root: Path) -> str:
     return ":".join(dict.fromkeys(str(Path(repo_root) / Path(package).parent) for package in packages))
 
 
-def docker_run_command(tag: str, command: list[str], *, repo_root: str | Path, bind_paths=(), devices=(),
-                       cap_add=(), env: dict[str, str] | None = None) -> list[str]:
-    """The `docker run` that runs a workflow step in an image.
+# The user a step runs as when the host user is root: Debian's nobody:nogroup. A step never runs as
+# root, whoever starts it; what it wrote is given back to the host user afterwards (give_back).
+NOBODY = (65534, 65534)
 
-    The repository is mounted at its own absolute path (so every path is the same inside and
-    outside), plus exactly the declared device paths; no network; the host user's uid:gid (so
-    outputs belong to the user), HOME=/tmp since that uid has no home in the image. Never
-    --privileged: a step that needs more names the device (e.g. /dev/fuse) and capability."""
+
+def step_user() -> tuple[int, int]:
+    """uid:gid a step runs as: the host user's (so its outputs are the user's), or nobody for root."""
+    return (os.getuid(), os.getgid()) if os.getuid() != 0 else NOBODY
+
+
+def docker_run_command(tag: str, command: list[str], *, repo_root: str | Path, writable=(), devices=(),
+                       cap_add=(), env: dict[str, str] | None = None, cpus: float | None = None,
+                       memory_mb: int | None = None, labels: dict[str, str] | None = None) -> list[str]:
+    """The `docker run` that runs a workflow step in an image, hardened (docs/containers.md, "Hardened runs").
+
+    The repository is mounted read-only at its own absolute path (so every path is the same inside
+    and outside), and `writable` (the step's declared outputs' folders, its scratch, the declared
+    devices) writable on top; the root file system is read-only with a tmpfs at /tmp (HOME) for
+    scratch; no network; every capability dropped but `cap_add`, and no-new-privileges, so nothing
+    in the container gains more (a setuid program included); `cpus` and `memory_mb` its limits.
+    The step runs as a non-root user (step_user). Capabilities do not survive a switch to a non-root
+    user, and no-new-privileges forbids regaining them, so a step that needs some (FUSE's SYS_ADMIN;
+    DAC_OVERRIDE, to write the root-owned folders of a root host user) starts as root with only those
+    and SETUID/SETGID, and setpriv becomes the user at once, keeping exactly them as ambient
+    capabilities. Never --privileged."""
     repo = Path(repo_root)
-    mounts = [repo, *map(Path, bind_paths)]
+    mounts = [repo, *map(Path, writable)]
     for path in mounts:
         # `docker run -v` would silently create a missing host path (as root): refuse instead.
-        if not path.is_absolute() or not path.exists() or ":" in str(path):
-            raise ContainerError(f"cannot mount {path}: a declared path must be absolute, exist and have no ':'")
-    run = ["docker", "run", "--rm", "--init", "--user", f"{os.getuid()}:{os.getgid()}", "--network", "none"]
-    run += ["-v", f"{repo}:{repo}", "-w", str(repo)]
-    for path in mounts[1:]:
-        run += ["-v", f"{path}:{path}"]
+        if not path.is_absolute() or not path.exists() or ":" in str(path) or "," in str(path):
+            raise ContainerError(f"cannot mount {path}: a declared path must be absolute, exist and have no ':' or ','")
+    capabilities = [capability.upper() for capability in cap_add]
+    if "ALL" in capabilities:  # as good as --privileged
+        raise ContainerError("--cap-add ALL is refused: name the capabilities a step needs")
+    uid, gid = step_user()
+    if os.getuid() == 0:
+        capabilities.append("DAC_OVERRIDE")
+    capabilities = sorted(set(capabilities))
+    run = ["docker", "run", "--rm", "--init", "--network", "none", "--cap-drop", "ALL",
+           "--security-opt", "no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,exec,nosuid,nodev"]
+    if capabilities:
+        run += ["--user", "0:0", *(f"--cap-add={c}" for c in ["SETGID", "SETUID", *capabilities])]
+        keep = "-all," + ",".join(f"+{c.lower()}" for c in capabilities)
+        command = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", f"--inh-caps={keep}",
+                   f"--ambient-caps={keep}", "--", *command]
+    else:
+        run += ["--user", f"{uid}:{gid}"]
+    if cpus:
+        run += ["--cpus", str(cpus)]
+    if memory_mb:  # swap included: no more than that in memory and swap together
+        run += ["--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m"]
+    run += ["--mount", f"type=bind,source={repo},target={repo},readonly", "-w", str(repo)]
+    for path in sorted(set(mounts[1:])):
+        run += ["--mount", f"type=bind,source={path},target={path}"]
     for device in devices:
         run += ["--device", str(device)]
-    for capability in cap_add:
-        if capability.upper() == "ALL":  # as good as --privileged
-            raise ContainerError("--cap-add ALL is refused: name the capabilities a step needs")
-        run += ["--cap-add", capability]
-    environment = {"HOME": "/tmp", "PYTHONPATH": project_pythonpath(repo), **(env or {})}
+    for key, value in (labels or {}).items():
+        run += ["--label", f"{key}={value}"]
+    environment = {"HOME": "/tmp", "PYTHONPATH": project_pythonpath(repo), "PYTHONDONTWRITEBYTECODE": "1",
+                   **(env or {})}
     for key, value in environment.items():
         run += ["-e", f"{key}={value}"]
     return [*run, tag, *command]
+
+
+def give_back(paths) -> None:
+    """What a step wrote as nobody (a root host user: step_user) under `paths`, given back to the
+    host user, so that outputs belong to whoever ran the workflow; a no-op for any other user."""
+    if step_user() == (os.getuid(), os.getgid()):
+        return
+    def give(path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):  # a sibling step's file, gone meanwhile
+            if os.lstat(path).st_uid == NOBODY[0]:
+                os.lchown(path, os.getuid(), os.getgid())
+
+    for top in map(str, paths):
+        give(top)
+        for folder, subfolders, names in os.walk(top):
+            # not into a mount (another step's emulated SSD, in use): what is written there is in its backing folder
+            subfolders[:] = [name for name in subfolders if not os.path.ismount(os.path.join(folder, name))]
+            for name in subfolders + names:
+                give(os.path.join(folder, name))
 
 
 def lint() -> int:
@@ -923,7 +978,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_argument("name")
     sub = commands.add_parser("run", help="run a command in an image as the workflow does")
     sub.add_argument("name")
-    sub.add_argument("--bind", action="append", default=[], help="a declared path, mounted at the same path")
+    sub.add_argument("--bind", action="append", default=[], help="a path it may write, mounted at the same path")
     sub.add_argument("--device", action="append", default=[])
     sub.add_argument("--cap-add", action="append", default=[])
     sub.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE")
@@ -948,9 +1003,13 @@ def main(argv: list[str] | None = None) -> int:
             print(image_id(image_tag(args.name)))
         elif args.command == "run":
             env = dict(item.split("=", 1) for item in args.env)
+            writable = [Path(path).resolve() for path in args.bind]
             run = docker_run_command(ensure_image(args.name), command or ["bash"], repo_root=REPO_ROOT,
-                                     bind_paths=args.bind, devices=args.device, cap_add=args.cap_add, env=env)
-            return subprocess.run(run).returncode
+                                     writable=writable, devices=args.device, cap_add=args.cap_add, env=env)
+            try:
+                return subprocess.run(run).returncode
+            finally:
+                give_back(writable)
         elif args.command == "lint":
             return lint()
     except (ContainerError, config.ConfigError) as error:

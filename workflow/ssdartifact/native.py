@@ -18,9 +18,10 @@ class BuildError(RuntimeError):
 
 @contextmanager
 def locked(build_dir: Path):
-    """One build at a time per build directory (parallel tests or workflow jobs)."""
+    """One build at a time per build directory (parallel tests or workflow jobs). The lock is in the
+    directory, so that a build writes nowhere else (in docker mode, the rest is read-only)."""
     build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir.parent / f".{build_dir.name}.lock", "w") as lock:
+    with open(build_dir / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 

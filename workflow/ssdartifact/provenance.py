@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -29,15 +30,31 @@ def _git(*args: str) -> str | None:
 
 # Set inside a workflow step's container to "<image tag>@<image id>" (steps.runtime).
 RUNTIME_ENV = "SSD_ARTIFACT_IMAGE"
+# Set inside a step's container to the name of the machine that runs it: in a container the host
+# name is the container's (its random short ID), not the machine's.
+HOST_ENV = "SSD_ARTIFACT_HOST"
 
 
 def runtime_facts() -> dict[str, Any]:
-    """Where this process runs: natively, or in which image (tag and id) for the docker runtime."""
+    """Where this process runs: natively, or in which image (tag and id) and container for the docker runtime."""
     identity = os.environ.get(RUNTIME_ENV)
     if not identity:
         return {"kind": "native"}
     tag, _, image_id = identity.partition("@")
-    return {"kind": "docker", "image": tag, "image_id": image_id}
+    return {"kind": "docker", "image": tag, "image_id": image_id, "container_id": container_id()}
+
+
+def container_id(mountinfo: str | None = None) -> str | None:
+    """The ID of the Docker container this process runs in: Docker mounts the container's own
+    /etc/hostname from /var/lib/docker/containers/<ID>/ (the host name is only its first 12
+    characters, or whatever --hostname said); None outside a container."""
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
+        except OSError:
+            return None
+    found = re.search(r"/containers/([0-9a-f]{64})/hostname ", mountinfo)
+    return found[1] if found else None
 
 
 def git_state() -> dict[str, Any]:
@@ -46,13 +63,15 @@ def git_state() -> dict[str, Any]:
 
 
 def host_facts() -> dict[str, Any]:
+    """The machine's name, kernel and size. In a step's container the kernel, processor count and
+    memory are the machine's; its name is passed in (HOST_ENV)."""
     memory = None
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         pass
     return {
-        "hostname": socket.gethostname(),
+        "hostname": os.environ.get(HOST_ENV) or socket.gethostname(),
         "kernel": platform.release(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),

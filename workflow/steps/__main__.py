@@ -64,7 +64,8 @@ def _checksums(args: argparse.Namespace) -> int:
               "rebuilt by itself: delete it (or `make clean`) and run `make verify` again to regenerate "
               "it from its inputs.", file=sys.stderr)
         return 1
-    print(f"verify: OK, every file in {manifest} is byte-identical")
+    made = ", ".join(f"{count} {runtime}" for runtime, count in sorted(checksums.made_by(files).items()))
+    print(f"verify: OK, every file in {manifest} is byte-identical (made by: {made})")
     return 0
 
 

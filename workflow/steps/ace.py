@@ -16,6 +16,10 @@ from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device, run_logged
 
+# What ACE's steps write besides their outputs in docker mode: the loaded databases and the TPC-C
+# trace's work (scratch/ace), and the patched PostgreSQL's build cache.
+ACE_SCRATCH = campaign.TEMPLATES.parent
+
 
 def fetch_postgresql_source(*, tarball: str, log: str) -> None:
     """On the host (an image build or step has no network): the source the ACE patches apply to."""
@@ -25,7 +29,7 @@ def fetch_postgresql_source(*, tarball: str, log: str) -> None:
     Path(log).write_text(f"{fetched}: sha256 as in systems/ace/source.yaml\n", encoding="utf-8")
 
 
-@in_image("ace")
+@in_image("ace", writes=(ace_build.BUILD_ROOT,))
 def build_ace_server(*, record: str, jobs: int, log: str) -> None:
     """The patched PostgreSQL (release build, `make -j jobs`) and a record of where it is and what
     it is built from."""
@@ -45,7 +49,7 @@ def _install(server_record: str) -> Path:
     return REPO_ROOT / json.loads(Path(server_record).read_text(encoding="utf-8"))["install"]
 
 
-@in_image("ace")
+@in_image("ace", writes=(ACE_SCRATCH,))
 def load_ace_templates(*, points: list[dict], profile_ace: dict, server_record: str, record: str, log: str) -> None:
     """Every database Chapter 4's campaigns run on (`points`: every device's), loaded once into a
     template cluster, off the devices. Its own job, so that no campaign loads one (PostgreSQL and
@@ -61,7 +65,7 @@ def load_ace_templates(*, points: list[dict], profile_ace: dict, server_record: 
                              started=started)
 
 
-@in_image("ace")
+@in_image("ace", writes=(ACE_SCRATCH,))
 def record_tpcc_trace(*, server_record: str, warehouses: int, transactions: int, trace_out: str, log: str) -> None:
     """TPC-C's page-access trace on our PostgreSQL (ace.trace), for Chapter 6's TPC-C rows; off the
     devices, alone (a computation: its time is not measured)."""
@@ -86,7 +90,7 @@ def ace_device_facts(name: str, alpha_k: list[str]) -> dict:
             "device_k_w": facts["k_w"], "device_alpha": facts["alpha"], "k_w_source": facts["source"]}
 
 
-@in_image("ace", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+@in_image("ace", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(ACE_SCRATCH,), kept=("raw",))
 def run_ace_experiments(*, name: str, points: list[dict], profile_ace: dict, server_record: str, alpha_k: list[str],
                         binary: list[str], raw: str, csv_out: str, log: str) -> None:
     """Chapter 4's runs on one device (`points`: ace.plan.device_points; `binary`: emussd's, for an

@@ -19,6 +19,11 @@ from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device, run_logged
 
+# What CAVE's steps write besides their outputs in docker mode: the graphs (scratch/cave) and the
+# baselines' builds.
+CAVE_SCRATCH = datasets.GRAPHS.parent
+BASELINE_BUILDS = baseline_build.BUILD_ROOT
+
 
 @in_image("cave")
 def build_cave(*, binary: str, log: str) -> None:
@@ -47,7 +52,7 @@ def fetch_cave_dataset(*, name: str, record: str, log: str) -> None:
     Path(log).write_text((fetched["message"] or f"dataset {name}: {fetched['status']}") + "\n", encoding="utf-8")
 
 
-@in_image("cave")
+@in_image("cave", writes=(CAVE_SCRATCH,))
 def describe_cave_datasets(*, binary: str, graphs: list[str], size: str, downloads: list[str], csv_out: str,
                            log: str) -> None:
     """Table 5.1 over the generated `graphs` and the real datasets this profile fetched
@@ -62,7 +67,7 @@ def describe_cave_datasets(*, binary: str, graphs: list[str], size: str, downloa
     Path(log).write_text("\n".join([f"{len(rows)} graphs", *messages]) + "\n", encoding="utf-8")
 
 
-@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH,), kept=("raw",))
 def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
                          raw: str, runs_out: str, timeline_out: str, log: str) -> None:
     """Chapter 5's points on one device (`emussd`: emussd's binary, for an emulated device), each
@@ -85,7 +90,8 @@ def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], b
                                  device=devices.declaration(name), started=started, columns=columns)
 
 
-@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH, BASELINE_BUILDS),
+          kept=("raw",))
 def run_cave_baselines(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
                        built: list[str], settings: dict, raw: str, runs_out: str, log: str) -> None:
     """The baselines' points on one device (GraphChi, GridGraph: cave.baselines.campaign), each kept
@@ -134,7 +140,7 @@ def build_cave_baseline(*, system: str, record: str, log: str) -> None:
     build_cave_baseline_from_its_download(system=system, record=record, log=log)
 
 
-@in_image("cave")
+@in_image("cave", writes=(BASELINE_BUILDS,))
 def build_cave_baseline_from_its_download(*, system: str, record: str, log: str) -> None:
     try:
         baseline_build.build(system, progress=lambda message: print(message, file=sys.stderr, flush=True))

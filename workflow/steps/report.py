@@ -83,12 +83,17 @@ def build_document(*, main: str, pdf: str, log: str) -> None:
         built.replace(pdf)
 
 
-def build_image(*, name: str, identity: str, log: str) -> None:
-    from ssdartifact import containers  # noqa: PLC0415
+def build_image(*, name: str, runtime: str, identity: str, log: str) -> None:
+    """The record of what `name`'s steps run in (workflow/rules/common.smk, image()): natively, nothing to build."""
+    if runtime == "native":
+        record = "native"
+    else:
+        from ssdartifact import containers  # noqa: PLC0415 (only the docker runtime needs it)
 
-    tag = containers.ensure_image(name)
-    Path(identity).write_text(f"{tag}@{containers.image_id(tag)}\n", encoding="utf-8")
-    Path(log).write_text(f"image {name}: {tag}\n", encoding="utf-8")
+        tag = containers.ensure_image(name)
+        record = f"{tag}@{containers.image_id(tag)}"
+    Path(identity).write_text(f"{record}\n", encoding="utf-8")
+    Path(log).write_text(f"image {name}: {record}\n", encoding="utf-8")
 
 
 def list_outputs(*, paths: list[str], listing: str) -> None:

@@ -1,8 +1,11 @@
 """Where and how a step runs, decided once for every step.
 
 Each step names its system's image (`@in_image`); with `runtime: docker` the call is made again
-inside that image (`python -m steps run NAME ARGS-AS-JSON`), with only the repository and the
-declared devices mounted. Snakemake has no Docker runtime of its own.
+inside that image (`python -m steps run NAME ARGS-AS-JSON`), hardened (ssdartifact.containers,
+docker_run_command): the repository read-only but for the job's declared outputs and logs and the
+step's own scratch (`writes`), the job's threads and memory as its limits. Snakemake has no Docker
+runtime of its own, and hands a run: block's job to no function it calls: the Snakefile wraps each
+rule's run function (`with_job`) so that the step finds its job here (`current_job`).
 
 Commands run through `run_logged`, the one place that decides how a tool is started: with the
 environment that makes generated PDFs reproducible, from the repository root, its output in the
@@ -17,9 +20,13 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import subprocess
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
+from emussd.device import EMULATED_ROOT  # where an emulated SSD is mounted, and its calibration cached
 from ssdartifact import REPO_ROOT, config, devices, provenance
 
 # Generated PDFs (R figures, LaTeX) carry this fixed date, so their bytes depend only on their inputs.
@@ -40,10 +47,60 @@ def configure(runtime: str) -> None:
     RUNTIME["kind"] = runtime
 
 
+@dataclass(frozen=True)
+class Job:
+    """What a step in a container may use: its rule's declared outputs and logs, threads and memory."""
+    outputs: tuple[str, ...]
+    threads: int
+    mem_mb: int | None
+
+
+_JOB = threading.local()  # the job of the run: block this thread runs (Snakemake runs jobs in threads)
+
+
+class with_job:  # named as the function it stands for: the Snakefile wraps every rule's run function with it
+    """A rule's run function that records its job for the steps it calls (steps_know_their_job).
+    Snakemake calls run functions with these first arguments; `snakemake --lint` reads a run
+    block's length from its function's code, which stays the rule's own. `declares_memory`: the
+    rule's resources name mem_mb; Snakemake gives every job one, its guess from the inputs' size
+    (at least 1000 MB) where the rule declares none, which is no declaration."""
+
+    def __init__(self, run, declares_memory: bool):
+        self.run, self.declares_memory = run, declares_memory
+        self.__code__ = run.__code__
+
+    def __call__(self, input, output, params, wildcards, threads, resources, log, *rest):
+        memory = getattr(resources, "mem_mb", None) if self.declares_memory else None
+        _JOB.current = Job(tuple(map(str, [*output, *log])), int(threads), memory)
+        try:
+            return self.run(input, output, params, wildcards, threads, resources, log, *rest)
+        finally:
+            _JOB.current = None
+
+
+def current_job() -> Job:
+    job = getattr(_JOB, "current", None)
+    if job is None:
+        raise StepFailed("a step in docker mode runs for a workflow job (its declared outputs are all it may write): "
+                         "run it through the workflow (make reproduce RUNTIME=docker), not by itself")
+    return job
+
+
+# What a step that opens a device writes besides the device: emussd's mounts and calibration, and
+# the locks that keep one experiment per device at a time.
+DEVICE_SCRATCH = (EMULATED_ROOT, devices.DEVICE_LOCKS)
+
+
 def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
-             block_devices: bool = False):
+             block_devices: bool = False, writes: tuple[str | Path, ...] = (), kept: tuple[str, ...] = ()):
     """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE).
 
+    `writes`: what the step writes besides its job's declared outputs and logs (its scratch and
+    build caches, paths in the repository); a step with `devices` opens a declared device, and
+    also writes the declared file devices and DEVICE_SCRATCH. `kept`: the keyword arguments that
+    name folders the step writes and keeps across runs (a resumable campaign's raw results, which
+    cannot be outputs: Snakemake deletes those before a job). Everything else of the repository is
+    read-only in its container.
     With block_devices, the declared raw block devices are passed in too, after their safety
     checks ran here on the host: inside the container the host's mounts are not visible.
     A step is called with keyword arguments only (the rule's named inputs, outputs and params)."""
@@ -57,7 +114,9 @@ def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str,
             if RUNTIME["kind"] == "native" or os.environ.get(IN_CONTAINER):
                 return function(**kwargs)
             passed = (*devices, *(d["path"] for d in declared_block_devices())) if block_devices else devices
-            return _run_in_container(image, function.__name__, kwargs, passed, capabilities)
+            scratch = [REPO_ROOT / path for path in (*writes, *(kwargs[name] for name in kept))]
+            scratch += [*DEVICE_SCRATCH, *devices_bind_paths()] if devices else []
+            return _run_in_container(image, function.__name__, kwargs, passed, capabilities, scratch)
         return step
     return wrap
 
@@ -67,19 +126,36 @@ def declared_block_devices() -> list[dict]:
     return devices.declared_block_devices()
 
 
-def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities) -> None:
+def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities, scratch: list[Path]) -> None:
     from ssdartifact import containers  # noqa: PLC0415 (only the docker runtime needs it)
 
+    job = current_job()
     tag = containers.ensure_image(image)
     identity = f"{tag}@{containers.image_id(tag)}"
     call = json.dumps({k: _plain(v) for k, v in kwargs.items()})
+    # An output's folder, not the file: outputs are written beside themselves and renamed into place.
+    writable = sorted({(REPO_ROOT / path).parent for path in job.outputs} | set(scratch))
+    for path in writable:
+        path.mkdir(parents=True, exist_ok=True)  # as the host user: `docker run -v` would make it as root
     command = containers.docker_run_command(
-        tag, ["python", "-m", "steps", "run", name, call], repo_root=REPO_ROOT,
-        bind_paths=devices_bind_paths(), devices=devices, cap_add=capabilities, env={IN_CONTAINER: identity})
-    result = subprocess.run(command, capture_output=True, text=True)
+        tag, ["python", "-m", "steps", "run", name, call], repo_root=REPO_ROOT, writable=writable,
+        devices=devices, cap_add=capabilities, cpus=job.threads, memory_mb=job.mem_mb or DEFAULT_MEMORY_MB,
+        env={IN_CONTAINER: identity, provenance.HOST_ENV: socket.gethostname()},
+        labels={"ssd-artifact.step": name, "ssd-artifact.repository": str(REPO_ROOT)})
+    try:
+        result = subprocess.run(command, capture_output=True, text=True)
+    finally:
+        containers.give_back(writable)
     if result.returncode != 0:
         raise StepFailed(f"step {name} in image {tag} exited with {result.returncode}:\n"
                          f"{(result.stdout + result.stderr)[-3000:]}")
+
+
+# A step's memory limit in docker mode when its rule declares none (resources: mem_mb): the largest of
+# Snakemake's own defaults (its guess from the inputs' size is at least 1000 MB, too little for a
+# PostgreSQL build or a JVM, and would cap a measurement's own memory budgets). On a cluster a rule
+# run here before declares what it used (memory_as_measured).
+DEFAULT_MEMORY_MB = 8000
 
 
 def run_registered(name: str, call: str) -> None:
@@ -96,15 +172,14 @@ def _plain(value):
 
 
 def devices_bind_paths() -> list[Path]:
-    """Declared file-device directories outside the repository (the repository itself is always
-    mounted). Each is created first: `docker run -v` must not create it, as root, itself."""
+    """The declared file devices' directories, which a step that opens a device writes (inside the
+    repository or not). Each is created first: `docker run -v` must not create it, as root, itself."""
     paths = []
     for device in config.load("devices.yaml")["devices"]:
         if device["kind"] == "file":
             path = (REPO_ROOT / device["path"]).resolve()
-            if REPO_ROOT not in path.parents:
-                path.mkdir(parents=True, exist_ok=True)
-                paths.append(path)
+            path.mkdir(parents=True, exist_ok=True)
+            paths.append(path)
     return paths
 
 
