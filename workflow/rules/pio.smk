@@ -21,18 +21,10 @@ FILE_SYSTEM_PAIRS = {
 RAW_VS_FS = ["results/pio/raw_vs_fs.csv"] if FILE_SYSTEM_PAIRS else []
 PIO_RESULTS = PIO_GATHERED + RAW_VS_FS
 
-
-def device_sweeps(name):
-    """A device's thread-search sweeps: its characterization's, else its searches alone."""
-    folder = "devices" if name in CHARACTERIZED else "searches"
-    return f"results/pio/{folder}/{name}/sweeps.csv"
-
-
-def searched_block_sizes(wildcards):
-    """The block sizes of a device's thread searches alone: 4 KiB (Table 6.2), and 8 KiB as well for
-    a device of Figure 2.7 (its panel A)."""
-    figure_2_7 = {d for pair in FILE_SYSTEM_PAIRS.items() for d in pair}
-    return [4096, 8192] if wildcards.device in figure_2_7 else [4096]
+FIGURE_2_7_DEVICES = sorted({device for pair in FILE_SYSTEM_PAIRS.items() for device in pair})
+# a device's thread-search sweeps: its characterization's, else its searches alone
+FIGURE_2_7_SWEEPS = [f"results/pio/{'devices' if d in CHARACTERIZED else 'searches'}/{d}/sweeps.csv"
+                     for d in FIGURE_2_7_DEVICES]
 
 
 rule characterize_device:
@@ -93,7 +85,8 @@ rule search_device_threads:
         declaration=lambda w: devices.declaration(w.device),  # this device's only (characterize_device)
         fio_point=PROFILE_CONFIG["fio_point"],
         max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
-        block_sizes=searched_block_sizes,
+        # 4 KiB (Table 6.2), and 8 KiB as well for a device of Figure 2.7 (its panel A)
+        block_sizes=lambda w: [4096, 8192] if w.device in FIGURE_2_7_DEVICES else [4096],
     threads: measurement_threads
     resources:
         machine_share=alone_unless_emulated,
@@ -126,7 +119,7 @@ rule gather_characterization:
 rule raw_vs_fs:
     """The sweeps of each raw block device and of its file-system twin, for Figure 2.7."""
     input:
-        sorted({device_sweeps(d) for pair in FILE_SYSTEM_PAIRS.items() for d in pair}),
+        FIGURE_2_7_SWEEPS,
     output:
         RAW_VS_FS,
     params:
