@@ -1,6 +1,7 @@
 """`make test` and `make test-e2e` run the end-to-end checks in four parts (Makefile: E2E_ALONE, and
-E2E_DOCKER_LANE, E2E_SLURM_LANE and E2E_NATIVE_LANE side by side): together they select every
-end-to-end check exactly once, and the checks that time something are in the part that runs alone."""
+E2E_DOCKER_LANE, E2E_SLURM_LANE and E2E_NATIVE_LANE side by side), and `make test-quick` the quick
+profile's (E2E_QUICK): together they select every end-to-end check exactly once, and the checks that
+time something are in a part that runs alone."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("E2E_ALONE", "E2E_DOCKER_LANE", "E2E_SLURM_LANE", "E2E_NATIVE_LANE")
+PARTS = ("E2E_ALONE", "E2E_DOCKER_LANE", "E2E_SLURM_LANE", "E2E_NATIVE_LANE", "E2E_QUICK")
 
 
 def makefile_expressions() -> dict[str, str]:
@@ -31,11 +32,13 @@ def selects(expression: str, marks: set[str]) -> bool:
 
 def test_every_end_to_end_check_is_in_exactly_one_part():
     expressions = makefile_expressions()
-    markers = ("e2e", "full_matrix", "wall_clock", "docker", "slurm")
+    markers = ("e2e", "full_matrix", "wall_clock", "docker", "slurm", "quick_profile")
     for present in itertools.product((False, True), repeat=len(markers)):
         marks = {marker for marker, has in zip(markers, present) if has}
+        if {"full_matrix", "quick_profile"} <= marks:
+            continue  # no such check
         chosen = [part for part in PARTS if selects(expressions[part], marks)]
-        expected = 1 if selects(expressions["E2E"], marks) else 0
+        expected = 1 if selects(f"({expressions['E2E']}) or ({expressions['E2E_QUICK']})", marks) else 0
         assert len(chosen) == expected, (sorted(marks), chosen)
 
 
@@ -50,11 +53,20 @@ def _marks_of(path: str, test: str) -> set[str]:
 
 def test_the_checks_that_time_something_run_alone():
     expressions = makefile_expressions()
-    for path, test in (("tests/test_workflow_e2e.py", "test_the_quick_profile_measures_an_emulated_ssd"),
+    for path, test in (("tests/test_workflow_e2e.py", "test_the_lab_profile_measures_its_emulated_ssds"),
                        ("systems/emussd/tests/test_emussd_timing.py", "test_single_thread_latency_and_alpha"),
                        ("systems/ace/tests/test_concurrency.py", "test_batch_of_k_w_writes_takes_one_write_latency"),
                        ("systems/cave/tests/test_cave_e2e.py", "test_bfs_runtime_falls_until_k_r_on_emussd")):
         assert selects(expressions["E2E_ALONE"], _marks_of(path, test)), f"{path}::{test}"
+
+
+def test_the_quick_profiles_check_is_make_test_quicks_alone():
+    expressions = makefile_expressions()
+    marks = _marks_of("tests/test_workflow_e2e.py", "test_the_quick_profile_measures_an_emulated_ssd")
+    assert "wall_clock" in marks
+    assert [part for part in PARTS if selects(expressions[part], marks)] == ["E2E_QUICK"]
+    recipe = re.search(r"^test-quick:.*\n((?:\t.*\n)+)", (REPO_ROOT / "Makefile").read_text(), re.MULTILINE).group(1)
+    assert '-m "$(E2E_QUICK)"' in recipe
 
 
 def test_every_wait_on_a_part_is_guarded_so_a_failed_part_does_not_end_make_test():

@@ -1,5 +1,6 @@
 """End to end, as a new user would: the README's commands in a fresh copy of the
-repository (slow: run by `make test-e2e`, which `make test` and CI include)."""
+repository (slow: run by `make test-e2e`, which `make test` and CI include, but for the quick
+profile's check, which `make test-quick` runs)."""
 
 import csv
 import json
@@ -189,6 +190,35 @@ def keep_for_review(clone, name):
         shutil.copytree(clone / "results", keep / "results", ignore=shutil.ignore_patterns("raw", "logs"))
 
 
+# The claims the lab profile measures (Chapters 2, 3 and 5 on its emulated SSDs): each must run and pass.
+LAB_MEASURED_CLAIMS = ("pio-emussd-alpha-recovered", "pio-emussd-k-recovered", "pio-bandwidth-grows-until-saturation",
+                       "pio-latency-flat-until-knee", "cave-5.8-bfs-faster-until-k-r", "cave-5.8-bfs-flat-after-k-r")
+
+
+@pytest.mark.wall_clock
+@pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab profile needs emussd")
+def test_the_lab_profile_measures_its_emulated_ssds(clone):
+    """The measured run that `make test` (and so CI) makes from a fresh copy: the lab profile
+    characterizes an emulated SSD and runs CAVE's concurrency sweep on another, then checks the
+    claims and the deterministic outputs' bytes (the quick profile's own check, `make test-quick`,
+    takes some 40 minutes alone: docs/tests-and-ci.md)."""
+    shutil.rmtree(clone / "results/claims", ignore_errors=True)
+    (clone / "paper/build/artifact.pdf").unlink(missing_ok=True)
+    code, out = make(clone, "reproduce", profile="lab")
+    keep_for_review(clone, "lab")
+    assert code == 0, out[-3000:]
+    assert_only_known_failures(clone, "lab")
+    outcomes = claim_outcomes(clone)
+    assert {claim: outcomes.get(claim) for claim in LAB_MEASURED_CLAIMS} == dict.fromkeys(LAB_MEASURED_CLAIMS, "pass")
+    assert list((clone / "results/raw/pio/emu-optane").glob("*.json")), "fio's raw JSON is kept"
+    for device in ("emu-optane", "emu-pcie"):
+        assert not os.path.ismount(clone / f"scratch/emussd/{device}/mnt"), "the emulated SSD must be unmounted"
+    assert pages_with_an_empty_top(clone / "paper/build/artifact.pdf") == []
+    code, out = make(clone, "verify", profile="lab")
+    assert code == 0 and "verify: OK" in out, out[-2000:]
+
+
+@pytest.mark.quick_profile
 @pytest.mark.wall_clock
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the quick profile needs emussd")
 def test_the_quick_profile_measures_an_emulated_ssd(clone):
