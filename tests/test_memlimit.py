@@ -96,10 +96,11 @@ class FakeV2:
     """A cgroup v2 directory tree that answers writes as the kernel does where it matters here: a
     group holding processes refuses to give its children a controller (EBUSY; the root is exempt),
     a pid written to a group's cgroup.procs leaves the group it was in, and a writer without the
-    right gets EACCES where `denied` says."""
+    right gets EACCES where `denied` says, and a group whose parent gives it no memory controller
+    (`without_memory`) cannot give one to its children (ENOENT)."""
 
-    def __init__(self, root, group, pids, denied=()):
-        self.root, self.denied = root, set(denied)
+    def __init__(self, root, group, pids, denied=(), without_memory=()):
+        self.root, self.denied, self.without_memory = root, set(denied), set(without_memory)
         group.mkdir(parents=True, exist_ok=True)
         for each in (root, group):
             (each / "cgroup.subtree_control").write_text("")
@@ -111,6 +112,8 @@ class FakeV2:
 
         if path.parent in self.denied:
             raise PermissionError(errno.EACCES, "Permission denied")
+        if path.name == "cgroup.subtree_control" and path.parent in self.without_memory:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory")
         if (path.name == "cgroup.subtree_control" and path.parent != self.root
                 and (path.parent / "cgroup.procs").read_text().split()):
             raise OSError(errno.EBUSY, "Device or resource busy")
@@ -122,10 +125,11 @@ class FakeV2:
         path.write_text(text)
 
 
-def _session(tmp_path, monkeypatch, in_container, delegated=False, denied=()):
+def _session(tmp_path, monkeypatch, in_container, delegated=False, denied=(), without_memory=()):
     """A v2 hierarchy at tmp_path/root whose group session.scope holds processes 1, 7 and 42."""
     root, session = tmp_path / "root", tmp_path / "root/user.slice/session.scope"
-    fake = FakeV2(root, session, ["1", "7", "42"], denied=[root / d for d in denied])
+    fake = FakeV2(root, session, ["1", "7", "42"], denied=[root / d for d in denied],
+                  without_memory=[root / d for d in without_memory])
     monkeypatch.setattr(memlimit, "CGROUP_ROOT", root)
     monkeypatch.setattr(memlimit, "_write", fake.write)
     monkeypatch.setattr(memlimit, "_version", lambda: 2)
@@ -166,6 +170,18 @@ def test_natively_on_cgroup_v2_a_sessions_group_stays_and_roots_groups_go_under_
     assert (root / "cgroup.subtree_control").read_text() == "+memory"
     assert (root / memlimit.TOP / "cgroup.subtree_control").read_text() == "+memory"
     assert f"under {root / memlimit.TOP}" in group.enforcement
+
+
+@pytest.mark.parametrize("delegated", [False, True])
+def test_on_cgroup_v2_a_group_without_a_memory_controller_to_pass_on_makes_roots_groups_at_the_top(
+        tmp_path, monkeypatch, delegated):
+    """Its parent did not pass the controller down (ENOENT), delegated or not: the top, for root."""
+    root, session = _session(tmp_path, monkeypatch, in_container=False, delegated=delegated,
+                             without_memory=["user.slice/session.scope"])
+    group = memlimit.MemoryCgroup(16 << 20, "top")
+    group.__enter__()
+    assert (session / "cgroup.procs").read_text().split() == ["1", "7", "42"]
+    assert group.path.parent == root / memlimit.TOP and (group.path / "memory.max").read_text() == str(16 << 20)
 
 
 def test_natively_on_cgroup_v2_without_root_the_limit_is_refused_with_what_to_do(tmp_path, monkeypatch):

@@ -21,9 +21,11 @@ container's processes move into a leaf group first (`LEAF`), as docker-in-docker
 container, on a cgroup v2 host (systemd's), this process's own group is a login session's or a
 service's, which holds its processes: a group delegated to this user (systemd's Delegate=yes,
 marked by the `trusted.delegate` or `user.delegate` attribute) has its processes moved into the
-leaf as a container's are; otherwise, for root, the groups are made under a group of the
-artifact's own at the top of the hierarchy (`TOP`, as Docker's cgroupfs driver makes `/docker`),
-and the session's group is left as it is; anyone else is refused with what to do.
+leaf as a container's are; otherwise (and where the group's own parent gives it no memory
+controller to pass on), for root, the groups are made under a group of the artifact's own at the
+top of the hierarchy (`TOP`, as Docker's cgroupfs driver makes `/docker`), and the session's
+group is left as it is; anyone else is refused with what to do. Checked on a real cgroup v2 host
+(Debian 12's kernel in a VM, 2026-11-28: docs/chapter-5-cave.md, "Memory limits").
 """
 
 from __future__ import annotations
@@ -148,10 +150,11 @@ class MemoryCgroup:
         try:
             _write(control, "+memory")
         except OSError as error:
-            # EBUSY: the group holds processes itself (v2's no-internal-processes rule)
-            if error.errno != errno.EBUSY:
+            # EBUSY: the group holds processes itself (v2's no-internal-processes rule); ENOENT: its
+            # own parent gives it no memory controller to pass on
+            if error.errno not in (errno.EBUSY, errno.ENOENT):
                 raise
-            if self.mounted_here or _delegated(self.parent):
+            if error.errno == errno.EBUSY and (self.mounted_here or _delegated(self.parent)):
                 self._move_processes_to_leaf()
                 _write(control, "+memory")
             else:
@@ -165,7 +168,8 @@ class MemoryCgroup:
                 _write(leaf / "cgroup.procs", pid)
 
     def _move_to_top(self, busy: OSError) -> None:
-        """Natively, a session's group with processes: the groups go under TOP instead (root only)."""
+        """Natively, a session's group with processes, or without a memory controller to pass on:
+        the groups go under TOP instead (root only)."""
         top = CGROUP_ROOT / TOP
         try:
             if "memory" not in (CGROUP_ROOT / "cgroup.subtree_control").read_text().split():
@@ -174,9 +178,9 @@ class MemoryCgroup:
             if "memory" not in (top / "cgroup.subtree_control").read_text().split():
                 _write(top / "cgroup.subtree_control", "+memory")
         except OSError as error:
-            raise OSError(busy.errno, f"{busy.strerror}: this process's group {self.parent} holds processes, so "
-                          f"cgroup v2 gives its children no memory controller, and {top} cannot be used either "
-                          f"({error.strerror}); run as root, or in a delegated group (systemd-run --scope -p "
+            raise OSError(busy.errno, f"{busy.strerror}: this process's group {self.parent} holds processes or has "
+                          f"no memory controller, so cgroup v2 gives its children none, and {top} cannot be used "
+                          f"either ({error.strerror}); run as root, or in a delegated group (systemd-run --scope -p "
                           "Delegate=yes)") from None
         self.parent, self.path = top, top / self.path.name
 
