@@ -99,3 +99,32 @@ def test_thread_searches_the_quick_run_did_not_record_are_estimated_from_their_f
     # reads and writes, 2 log2(256) points each: 32 points at 4 KiB, and as many at 8 KiB for Figure 2.7
     assert plan._searches_s(full, table) == 32 * point_s
     assert plan._searches_s(full, figure) == 64 * point_s
+
+
+def test_a_measurements_run_seconds_come_from_its_tidy_csv(tmp_path):
+    ace = tmp_path / "results/ace/devices/d/runs.csv"
+    ace.parent.mkdir(parents=True)
+    ace.write_text("transactions,warmup_transactions,wall_s\n100,50,2.0\n100,0,1.5\n")
+    cave = tmp_path / "results/cave/devices/d/runs.csv"
+    cave.parent.mkdir(parents=True)
+    cave.write_text("experiment,runtime_s,load_s\nrun,0.5,0.25\ntimeline,1.0,NA\n")
+    (cave.parent / "baselines.csv").write_text(
+        "status,runtime_s,preprocess_s,time_limit_s\nran,3.0,1.0,20\ntimed_out,,2.0,20\ncannot_run,,,20\n")
+    assert plan.run_seconds("run_ace_experiments", "d", tmp_path) == 2.0 * 1.5 + 1.5  # the warm-up at pgbench's rate
+    assert plan.run_seconds("run_cave_experiments", "d", tmp_path) == 1.75
+    assert plan.run_seconds("run_cave_baselines", "d", tmp_path) == 3.0 + 1.0 + 20 + 2.0  # stopped: its limit
+    assert plan.run_seconds("run_cave_baselines", "elsewhere", tmp_path) is None
+
+
+def test_a_measurements_runs_scale_with_their_work_and_the_rest_with_their_number(tmp_path, monkeypatch):
+    """A quick CAVE job of 100 s, 40 of them its runs: the full profile's job is 40 s x the edges'
+    factor + 60 s x the runs' factor, not 100 s x the edges' factor."""
+    job = plan.Job("run_cave_experiments", {"device": "emu-pcie"}, [], [], "b.tsv")
+    monkeypatch.setattr(plan, "dag", lambda profile: {1: plan.Job(job.rule, dict(job.wildcards), [], [], "b.tsv")})
+    monkeypatch.setattr(plan, "quick_seconds", lambda jobs, root: ({job.name: 100.0}, "a test's"))
+    monkeypatch.setattr(plan, "quick_run_seconds", lambda jobs, root: {job.name: 40.0})
+    monkeypatch.setitem(plan.WORK, job.rule, lambda profile, each: 1000.0 if profile["name"] == "full" else 1.0)
+    monkeypatch.setitem(plan.RUNS, job.rule, lambda profile, each: 3.0 if profile["name"] == "full" else 1.0)
+    jobs, _ = plan.estimate("full", tmp_path)
+    assert jobs[1].hours * 3600 == pytest.approx(40 * 1000 + 60 * 3)
+    assert "runs (of 100 s, 40) x 1,000, the rest x 3" in jobs[1].source

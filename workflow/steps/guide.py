@@ -10,6 +10,8 @@ for any job, device or test suite without new code:
                                            says they may at this scale), unexpected, not_run, total
   <profile>.ace.runs[.<device>]            ACE runs measured (results/ace/runs.csv)
   <profile>.ace.s_per_run[.<device>]       seconds of ACE's campaign per run (its benchmark / its runs)
+  <profile>.run_s.<rule>.<device>          seconds of a measurement's runs themselves, from its tidy CSV
+                                           (steps.plan.run_seconds: make plan's model)
   <profile>.device.<device>.<alpha|alpha_cost|k_r|k_w>  the characterization's alpha (of bandwidths, or of
                                            costs) and k, 4 KiB random
   <profile>.claim:<id>:<status|summary>    a claim's status, or its measured numbers up to the first ';'
@@ -172,6 +174,13 @@ def resolve(name: str) -> Number | None:
             return Number(sources, "benchmark seconds summed, in minutes",
                           lambda root: f"{_seconds(root, sources) / 60:.1f}")
         return Number(sources, "benchmark seconds summed", lambda root: f"{_seconds(root, sources):.0f}")
+    if kind == "run_s" and len(rest) == 2:
+        from . import plan  # noqa: PLC0415 (its module loads the systems' plans, which no other number needs)
+        rule, device = rest
+        if rule not in plan.RUN_CSV:
+            return None
+        return Number((plan.RUN_CSV[rule].format(device=device),), "the runs' own seconds (steps.plan.run_seconds)",
+                      lambda root: f"{plan.run_seconds(rule, device, root):.1f}")
     if kind == "claims" and len(rest) in (1, 2) and rest[-1] in CLAIM_COUNTS:
         chapter = rest[0].removeprefix("chapter") if len(rest) == 2 else None
         if chapter is not None and not (rest[0].startswith("chapter") and chapter.isdigit()):

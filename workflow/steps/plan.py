@@ -2,23 +2,34 @@
 the critical path, before anything runs (docs/cluster.md, "How long the full profile takes").
 
 The jobs and their dependencies are Snakemake's own (a forced dry run of the profile). Each job's
-time is estimated from the quick profile's run on this machine, scaled by the profile's sizes:
+time is estimated from the quick profile's run on this machine, scaled by the profile's sizes.
+A measurement of ACE or CAVE (RUN_S) is two parts: its runs' own seconds, read from the quick
+job's tidy CSV (pgbench's time, CAVE's algorithm and load, a baseline's process), which grow with
+the runs' work, and the rest of the job (mounting the device, starting a server, copying a
+database, starting a process), which grows with the number of runs:
+
+    hours(job) = run seconds of the quick job x work(job in this profile) / work(the quick job)
+                 + (the quick job's seconds - its run seconds) x runs(job) / runs(the quick job)
+
+Any other job is one part:
 
     hours(job) = seconds of the same job in the quick run (results/benchmarks/; a job the quick
                  profile does not have: the mean of its rule's quick jobs)
                  x work(job in this profile) / work(the quick profile's job)
 
-where `work` (WORK below) is what the job's time grows with, linearly: for a measurement the runs
-it makes times each run's length (ACE: transactions per run; CAVE: edges of each run's graph; a
-characterization: the length of a fio point times the steps of its thread search), for a
-simulation its requests; a build, a figure or a table does not scale. Linear is a floor where a
-run's cost grows with the data (a 200x larger database misses more per transaction). Without a
-quick run on this machine, the committed record of the quick run the guide quotes
-(docs/numbers.json, quick.job_*) stands in, and the plan says so.
+where `work` (WORK below) is what the runs' time grows with, linearly: ACE: transactions per run;
+CAVE: edges of each run's graph; a characterization: the length of a fio point times the steps of
+its thread search; a simulation: its requests; a build, a figure or a table does not scale.
+Linear is a floor where a run's cost grows faster than its data (a 200x larger database misses
+more per transaction), and the rest of an ACE run is taken as fixed though its database's copy
+grows with the database. A baseline's run stops at its time limit (CAP_S). Without a quick run on
+this machine, the committed record of the quick run the guide quotes (docs/numbers.json:
+quick.job_* and quick.run_s.*) stands in, and the plan says so.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -46,7 +57,7 @@ class Job:
     benchmark: str | None
     needs: set[int] = field(default_factory=set)
     hours: float = 0.0
-    factor: float = 1.0
+    factor: float | None = 1.0  # None: a measurement of two parts (the source says how each scaled)
     source: str = ""
 
     @property
@@ -162,6 +173,62 @@ def _searches_s(profile: dict, job: Job) -> float:
     return 2 * sizes * 2 * math.log2(profile["characterize"]["max_threads"]) * _fio_point_s(profile)
 
 
+# ---- a measurement's runs: their own seconds in the quick job's tidy CSV, and how many there are
+
+RUN_CSV = {"run_ace_experiments": "results/ace/devices/{device}/runs.csv",
+           "run_cave_experiments": "results/cave/devices/{device}/runs.csv",
+           "run_cave_baselines": "results/cave/devices/{device}/baselines.csv"}
+
+
+def _number(value: str) -> float:
+    return float(value) if value not in ("", "NA", "nan") else 0.0
+
+
+def _ace_run_s(row: dict) -> float:
+    """pgbench's measured seconds, with its warm-up's at the same rate."""
+    measured = _number(row["transactions"])
+    return _number(row["wall_s"]) * (measured + _number(row["warmup_transactions"])) / measured if measured else 0.0
+
+
+def _cave_run_s(row: dict) -> float:
+    return _number(row["runtime_s"]) + _number(row.get("load_s", ""))
+
+
+def _baseline_run_s(row: dict) -> float:
+    """A baseline's process (its limit when it was stopped there) and its conversion of the graph."""
+    limit = _number(row["time_limit_s"]) if row.get("status") == "timed_out" else 0.0
+    return (_number(row["runtime_s"]) or limit) + _number(row.get("preprocess_s", ""))
+
+
+ROW_S = {"run_ace_experiments": _ace_run_s, "run_cave_experiments": _cave_run_s,
+         "run_cave_baselines": _baseline_run_s}
+
+
+def run_seconds(rule: str, device: str, root: Path) -> float | None:
+    """The seconds of a measurement's runs themselves, from its tidy CSV in the results tree
+    `root`; None when the tree has no such CSV."""
+    path = root / RUN_CSV[rule].format(device=device)
+    if not path.exists():
+        return None
+    with open(path, newline="", encoding="utf-8") as handle:
+        return sum(ROW_S[rule](row) for row in csv.DictReader(handle))
+
+
+def _ace_run_count(profile: dict, job: Job) -> float:
+    ace = profile["ace"]
+    points = ace_plan.device_points(config.load("experiments/ace.yaml"), ace, job.wildcards["device"])
+    return sum(p.get("repetitions", ace["repetitions"]) for p in points)
+
+
+def _cave_run_count(profile: dict, job: Job, baselines: bool = False) -> float:
+    return len(cave_plan.device_points(config.load("experiments/cave.yaml"), profile["cave"],
+                                       config.load("datasets.yaml"), job.wildcards["device"], baselines=baselines))
+
+
+RUNS = {"run_ace_experiments": _ace_run_count, "run_cave_experiments": _cave_run_count,
+        "run_cave_baselines": lambda profile, job: _cave_run_count(profile, job, baselines=True)}
+
+
 # A measurement the quick run did not record: its time from the profile alone.
 WITHOUT_RECORD = {"search_device_threads": _searches_s}
 
@@ -169,13 +236,15 @@ WITHOUT_RECORD = {"search_device_threads": _searches_s}
 CAP_S = {"run_cave_baselines": _baselines_cap_s}
 
 
-def _scale(rule: str, profile: dict, quick: dict, job: Job, quick_jobs: list[Job]) -> float:
-    """work(job) / work(the quick jobs it is compared with: the same job, else the rule's mean)."""
-    if rule not in WORK:
+def _scale(rule: str, profile: dict, quick: dict, job: Job, quick_jobs: list[Job], measure=None) -> float:
+    """measure(job) / measure(the quick jobs it is compared with: the same job, else the rule's
+    mean); measure: the rule's work (WORK) unless given (RUNS)."""
+    measure = measure or WORK.get(rule)
+    if measure is None:
         return 1.0
     try:
-        reference = sum(WORK[rule](quick, each) for each in quick_jobs) / len(quick_jobs)
-        return WORK[rule](profile, job) / reference
+        reference = sum(measure(quick, each) for each in quick_jobs) / len(quick_jobs)
+        return measure(profile, job) / reference
     except (KeyError, ZeroDivisionError):  # the quick profile does not size it (e.g. no sensitivity study)
         return 1.0
 
@@ -202,9 +271,11 @@ def quick_seconds(quick_jobs: dict[int, Job], root: Path) -> tuple[dict[str, flo
         total = numbers.get(f"quick.job_min.{rule}", {}).get("value")
         total = float(total) * 60 if total else float(numbers.get(f"quick.job_s.{rule}", {}).get("value", 0)) or None
         for job in jobs:
-            own = numbers.get(f"quick.job_min.{rule}.{'.'.join(job.wildcards.values())}", {}).get("value")
-            if own:
-                committed[job.name] = float(own) * 60
+            named = f"{rule}.{'.'.join(job.wildcards.values())}"
+            minutes = numbers.get(f"quick.job_min.{named}", {}).get("value")
+            seconds = numbers.get(f"quick.job_s.{named}", {}).get("value")
+            if seconds or minutes:
+                committed[job.name] = float(seconds) if seconds else float(minutes) * 60
             elif total:
                 committed[job.name] = total / len(jobs)
     date = numbers.get("quick.run_date", {}).get("value", "an unknown date")
@@ -219,10 +290,28 @@ def quick_seconds(quick_jobs: dict[int, Job], root: Path) -> tuple[dict[str, flo
                                        f"{len(quick_jobs)} jobs; the others {label})")
 
 
+def quick_run_seconds(quick_jobs: dict[int, Job], root: Path) -> dict[str, float]:
+    """The run seconds (RUN_S) of each quick measurement of ACE or CAVE by name: from this machine's
+    quick run's tidy CSVs, else, for a job it lacks, from the guide's record (quick.run_s.*)."""
+    numbers = json.loads((REPO_ROOT / "docs/numbers.json").read_text())["numbers"]
+    local = (root / "results/runs/quick.json").exists()
+    seconds = {}
+    for job in quick_jobs.values():
+        if job.rule not in ROW_S:
+            continue
+        device = job.wildcards["device"]
+        measured = run_seconds(job.rule, device, root) if local else None
+        recorded = numbers.get(f"quick.run_s.{job.rule}.{device}", {}).get("value")
+        if measured is not None or recorded:
+            seconds[job.name] = measured if measured is not None else float(recorded)
+    return seconds
+
+
 def estimate(profile_name: str, root: Path = REPO_ROOT) -> tuple[dict[int, Job], str]:
     profile, quick = config.load_profile(profile_name), config.load_profile("quick")
     jobs, quick_jobs = dag(profile_name), dag("quick")
     seconds, source = quick_seconds(quick_jobs, root)
+    run_s = quick_run_seconds(quick_jobs, root)
     by_name = {job.name: job for job in quick_jobs.values()}
     by_rule: dict[str, list[float]] = defaultdict(list)
     for name, s in seconds.items():
@@ -239,8 +328,15 @@ def estimate(profile_name: str, root: Path = REPO_ROOT) -> tuple[dict[int, Job],
             base, job.source, compared = 0.0, "no record", []
         job.factor = _scale(job.rule, profile, quick, job, compared)
         job.hours = base * job.factor / 3600
-        if job.rule in CAP_S:
-            job.hours = min(job.hours, CAP_S[job.rule](profile, job) / 3600)
+        if job.rule in RUNS and compared and all(each.name in run_s for each in compared):
+            runs = sum(run_s[each.name] for each in compared) / len(compared)
+            count = _scale(job.rule, profile, quick, job, compared, RUNS[job.rule])
+            job.hours = (runs * job.factor + max(base - runs, 0.0) * count) / 3600
+            job.source += f"'s runs (of {base:.0f} s, {runs:.0f}) x {job.factor:,.0f}, the rest x {count:,.0f}"
+            job.factor = None
+        if job.rule in CAP_S and CAP_S[job.rule](profile, job) / 3600 < job.hours:
+            job.hours = CAP_S[job.rule](profile, job) / 3600
+            job.source += ", which is more than its runs' time limits: their sum"
     return jobs, source
 
 
@@ -282,7 +378,8 @@ def report(profile_name: str, nodes: int, root: Path = REPO_ROOT) -> str:
     for device in sorted(per_device, key=lambda d: -lane[d]):
         lines.append(f"  {device:<16} {where(device):<24} {lane[device]:9.1f} h")
         for job in sorted(per_device[device], key=lambda j: -j.hours):
-            lines.append(f"      {job.name:<48} {job.hours:9.1f} h  (quick's {job.source} x {job.factor:,.0f})")
+            scaled = f" x {job.factor:,.0f}" if job.factor is not None else ""
+            lines.append(f"      {job.name:<48} {job.hours:9.1f} h  (quick's {job.source}{scaled})")
     lines += ["", "Per node (a device's declaration names it: configs/devices.yaml, key cluster):"]
     per_node: dict[str, list[str]] = defaultdict(list)
     for device in per_device:
