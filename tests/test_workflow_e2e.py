@@ -190,9 +190,10 @@ def keep_for_review(clone, name):
         shutil.copytree(clone / "results", keep / "results", ignore=shutil.ignore_patterns("raw", "logs"))
 
 
-# The claims the lab profile measures (Chapters 2, 3 and 5 on its emulated SSDs): each must run and pass.
+# The claims the lab profile measures (Chapters 2 and 5 on its emulated SSDs): each must run and pass.
+# (Figure 5.8's flat part is not among them: the lab's 64 threads stay below emu-pcie's k_r.)
 LAB_MEASURED_CLAIMS = ("pio-emussd-alpha-recovered", "pio-emussd-k-recovered", "pio-bandwidth-grows-until-saturation",
-                       "pio-latency-flat-until-knee", "cave-5.8-bfs-faster-until-k-r", "cave-5.8-bfs-flat-after-k-r")
+                       "pio-latency-flat-until-knee", "cave-5.8-bfs-faster-until-k-r")
 
 
 @pytest.mark.wall_clock

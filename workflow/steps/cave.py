@@ -137,11 +137,17 @@ def build_cave_baseline(*, system: str, record: str, log: str) -> None:
         sources.fetch(system, baseline_build.DOWNLOADS, say=lambda message: print(message, file=sys.stderr, flush=True))
     except sources.SourceError as error:
         raise StepFailed(str(error)) from None
-    build_cave_baseline_from_its_download(system=system, record=record, log=log)
+    folder = baseline_build.system_root(system)
+    folder.mkdir(parents=True, exist_ok=True)  # a container is given only folders that exist
+    build_cave_baseline_from_its_download(system=system, record=record, log=log, folder=str(folder))
 
 
-@in_image("cave", writes=(BASELINE_BUILDS,))
-def build_cave_baseline_from_its_download(*, system: str, record: str, log: str) -> None:
+# `folder`: the system's own builds, the one folder its container writes. With all the builds
+# writable, two builds side by side (a root host's steps run as nobody) each gave back to root,
+# when it ended, the files of the other's build still running; that build's linker could then not
+# make its program executable, and the run failed with EACCES (CI, 2026-11-28).
+@in_image("cave", kept=("folder",))
+def build_cave_baseline_from_its_download(*, system: str, record: str, log: str, folder: str) -> None:
     try:
         baseline_build.build(system, progress=lambda message: print(message, file=sys.stderr, flush=True))
     except (baseline_build.BaselineBuildError, sources.SourceError) as error:

@@ -94,7 +94,13 @@ def _check_java() -> None:
 
 
 def build_dir(system: str) -> Path:
-    return BUILD_ROOT / f"{system}-{build_key(system)}"
+    return system_root(system) / build_key(system)
+
+
+def system_root(system: str) -> Path:
+    """Every build of `system` (one per key), apart from the other systems': in docker mode the one
+    folder its build's container writes (workflow/steps/cave.py, build_cave_baseline)."""
+    return BUILD_ROOT / system
 
 
 def programs(system: str, tree: Path) -> dict[str, Path]:
@@ -128,6 +134,9 @@ def build(system: str, progress=None) -> Path:
         absent = [str(path) for path in programs(system, tree).values() if not path.is_file()]
         if absent:
             raise BaselineBuildError(f"{system}'s make left no {', '.join(absent)}")
+        unrunnable = [str(path) for path in programs(system, tree).values() if not path.stat().st_mode & 0o111]
+        if unrunnable:
+            raise BaselineBuildError(f"{system}'s make left {', '.join(unrunnable)} not executable")
         pin = sources.pin(system)
         record = {"system": system, "key": build_key(system), "source": pin.url, "repository": pin.repository,
                   "commit": pin.commit, "source_sha256": pin.sha256,
