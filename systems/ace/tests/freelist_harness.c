@@ -71,6 +71,13 @@ BufTableShmemSize(int size)
 	return 0;
 }
 
+/* the counters of page writes (ACE's Reader) are not used here: any counter will do */
+uint32
+BufTableHashCode(BufferTag *tagPtr)
+{
+	return tagPtr->blockNum;
+}
+
 Size
 add_size(Size s1, Size s2)
 {
