@@ -13,6 +13,7 @@ update is lost: the row reads 0 again."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -48,19 +49,29 @@ def test_a_page_written_while_its_prefetch_waits_is_not_brought_back(install, se
                                "WHERE c.relname = 't' AND b.relblocknumber = 8") != "0"
 
         scan = {}
+        query = "SELECT sum(n) FROM t WHERE id BETWEEN 1 AND 10"
 
         def scan_t():
-            with server.session() as reader:
-                scan["sum"] = reader.sql(
-                    f"SET ace_prefetch_install_delay = {DELAY_MS}; SET enable_seqscan = off; "
-                    f"SET enable_bitmapscan = off; SELECT sum(n) FROM t WHERE id BETWEEN 1 AND 10")
+            try:
+                with server.session() as reader:
+                    reader.sql(f"SET ace_prefetch_install_delay = {DELAY_MS}; SET enable_seqscan = off; "
+                               "SET enable_bitmapscan = off")
+                    scan["sum"] = reader.sql(query)
+            except Exception as error:  # reported below, in the test's thread
+                scan["error"] = error
 
         reader = threading.Thread(target=scan_t)
         with server.session() as other:
             other.sql("SET enable_seqscan = off; SET enable_bitmapscan = off")
             reader.start()
-            reader.join(2)  # the scan is waiting with its prefetched pages
-            assert reader.is_alive() and not in_pool(other), "the scan did not hold page 8 back"
+            # the scan under way (its snapshot taken), however long its connection took; then
+            # a moment for its first misses: it waits with its prefetched pages
+            deadline = time.monotonic() + 60
+            while other.sql(f"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                            f"AND query LIKE '{query}%'") == "0" and reader.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            assert reader.is_alive() and not in_pool(other), ("the scan did not hold page 8 back", scan)
             other.sql(f"UPDATE t SET n = n + 1 WHERE id = {target}")  # reads page 8 and changes it
             other.sql("CHECKPOINT")  # writes it
             for _ in range(10):  # and evicts it
@@ -70,6 +81,7 @@ def test_a_page_written_while_its_prefetch_waits_is_not_brought_back(install, se
             evicted = not in_pool(other)
             held_back = reader.is_alive()
         reader.join()
+        assert "error" not in scan, scan
         # the window was hit: page 8 was changed, written and evicted while the scan held it back
         assert evicted and held_back, (evicted, held_back)
         assert scan["sum"] == "0"  # the scan's snapshot predates the update
