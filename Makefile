@@ -34,7 +34,7 @@ help:
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
 	@echo "make checksums-add FILES=...   record only those outputs' sha256, keeping the manifest's other entries"
-	@echo "make lint        snakemake --lint, actionlint (with shellcheck and pyflakes), hadolint, ruff, clang-format and lintr"
+	@echo "make lint        snakemake --lint, actionlint (with shellcheck and pyflakes), ruff, clang-format and lintr"
 	@echo "make guide       take the guide's numbers (docs/) from the last $(PROFILE) run and test reports; guide-check: are they current"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images; IMAGES=lab: one)"
@@ -225,7 +225,6 @@ lint: setup
 	@for tool in $(LINT_TOOLS); do command -v $$tool >/dev/null || \
 	  { echo "make lint: $$tool is missing (workflow/debian-packages.txt): run make setup"; exit 1; }; done
 	@actionlint -shellcheck shellcheck -pyflakes pyflakes3
-	@python -m ssdartifact.containers lint
 	@ruff check --quiet .
 	@git ls-files -z '*.R' | xargs -0 -r Rscript -e 'n <- 0; for (f in commandArgs(TRUE)) { l <- lintr::lint(f); print(l); n <- n + length(l) }; quit(status = n > 0)'
 

