@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -60,6 +61,40 @@ def test_only_the_parent_installs_the_python_environment(image):
     assert "pip install" in containers.install_script(containers.image_dir("python"))
     assert "pip install" not in containers.install_script(image)
     assert "apt-get install" in containers.install_script(image)
+
+
+def test_an_images_finish_runs_after_its_installs_and_keys_its_tag(image, monkeypatch):
+    finish = "rm -f /etc/ssl/certs/java/cacerts"
+    script = containers.install_script(image, finish)
+    assert script.index("apt-get install") < script.index(finish) < script.index(containers.CLEANUP)
+    entries = {"pio": {"path": "containers/pio"}, "python": "containers/python"}
+    monkeypatch.setattr(containers, "settings", lambda: {"parent": "python", "images": entries})
+    before = containers.image_tag("pio", "b", image)
+    entries["pio"]["finish"] = finish
+    assert containers.image_tag("pio", "b", image) != before
+
+
+def test_build_all_builds_the_images_each_extends_first_and_siblings_side_by_side(monkeypatch):
+    """`make images` on 2 cores: the images extending the same one are built two at a time."""
+    parents = {"python": None, "report": "python", "toolchain": "python", "ace": "toolchain", "cave": "toolchain"}
+    monkeypatch.setattr(containers, "parent_of", parents.get)
+    monkeypatch.setattr(containers.os, "cpu_count", lambda: 2)
+    built = []
+    # siblings meet while both are building (a barrier fails after 60 s if one waits for the other)
+    meet = {"report": threading.Barrier(2, timeout=60), "ace": threading.Barrier(2, timeout=60)}
+    meet.update(toolchain=meet["report"], cave=meet["ace"])
+
+    def ensure(name):
+        assert all(above in built for above in containers.lineage(name)[1:]), f"{name} before what it extends"
+        if name in meet:
+            meet[name].wait()
+        built.append(name)
+        return f"tag/{name}"
+
+    monkeypatch.setattr(containers, "ensure_image", ensure)
+    names = ["cave", "report", "python", "ace", "toolchain"]
+    assert containers.build_all(names) == [(name, f"tag/{name}") for name in names]
+    assert built[0] == "python" and set(built[3:]) == {"ace", "cave"}
 
 
 def test_base_tag_depends_on_the_locked_packages_and_their_date_only():

@@ -172,7 +172,7 @@ def _image_entry(name: str) -> dict:
     if name not in images:
         raise ContainerError(f"no image {name!r} in configs/containers.yaml; known: {', '.join(images)}")
     entry = images[name]
-    defaults = {"from": settings()["parent"], "env": {}, "workdir": ""}
+    defaults = {"from": settings()["parent"], "env": {}, "workdir": "", "finish": ""}
     return {**defaults, "path": entry} if isinstance(entry, str) else {**defaults, **entry}
 
 
@@ -227,7 +227,7 @@ def base_tag(base: dict | None = None, lock_text: str | None = None) -> str:
         lock_text = _base_lock_text()
     debs = [deb.line() for deb in sorted(parse_lock(lock_text, "containers/base/packages.lock"))]
     key = {'suite': base['suite'], 'variant': VARIANT, 'arch': ARCH, 'debs': debs,
-           'epoch': source_date_epoch(lock_text), 'bootstrap': BOOTSTRAP}
+           'epoch': source_date_epoch(lock_text), 'bootstrap': BOOTSTRAP, 'normalize': BASE_NORMALIZE}
     return f"{REPOSITORY}/base:{_key(key)}"
 
 
@@ -240,8 +240,9 @@ def image_tag(name: str, parent: str | None = None, directory: Path | None = Non
         above = parent_of(name)
         parent = image_tag(above) if above else base_tag()
     entry = _image_entry(name)
-    recipe = {'from': parent, 'files': tree_files(directory), 'run': install_script(directory),
-              'env': entry["env"], 'workdir': entry["workdir"]}
+    recipe = {'from': parent, 'files': tree_files(directory),
+              'run': [INSTALL_ENV, install_script(directory, entry["finish"])], 'env': entry["env"],
+              'workdir': entry["workdir"]}
     return f"{REPOSITORY}/{name}:{_key(recipe)}"
 
 
@@ -420,12 +421,19 @@ def check_mirror(mirror: str, suite: str) -> None:
                              "base.mirror (or base.snapshot) in configs/containers.yaml to one you can reach") from None
 
 
+# What the base's bytes would otherwise take from the host (part of its tag): the host's resolv.conf
+# and hostname (the container runtime mounts its own), and the owner of apt's partial folders, which
+# mmdebstrap's apt hands to its _apt user only when _apt can read the host folder it works in.
+BASE_NORMALIZE = (': > "$1/etc/resolv.conf"', ': > "$1/etc/hostname"',
+                  'chroot "$1" chown _apt:root /var/cache/apt/archives/partial /var/lib/apt/lists/partial')
+
+
 def _bootstrap(base: dict, tarball: Path, epoch: int) -> list[Deb]:
     """Make the base's root file system as `tarball`; return the .debs installed (versions, and each
     sha256 from the signed index used). With SOURCE_DATE_EPOCH, mmdebstrap writes the same bytes
     for the same packages: entries sorted, times clamped to the date, logs and caches removed.
-    The host's resolv.conf and hostname are emptied (the container runtime mounts its own), and apt
-    gets no sources: images install the .debs pinned in their locks, and have nowhere to fetch from."""
+    What it would take from the host is made the same everywhere (BASE_NORMALIZE), and apt gets no
+    sources: images install the .debs pinned in their locks, and have nowhere to fetch from."""
     program = shutil.which(BOOTSTRAP)
     if program is None:
         raise ContainerError(f"{BOOTSTRAP} is not installed: run `make setup` (workflow/debian-packages.txt), "
@@ -442,8 +450,7 @@ def _bootstrap(base: dict, tarball: Path, epoch: int) -> list[Deb]:
         sources = f"# No sources: images install the .debs pinned in containers/<name>/packages.lock (from {mirror})."
         hooks = [f'cp "$1/var/lib/dpkg/status" {work}/status',  # what was installed, read below
                  f'cat "$1"/var/lib/apt/lists/*_Packages > {work}/Packages',
-                 ': > "$1/etc/resolv.conf"', ': > "$1/etc/hostname"',
-                 f'echo {shlex.quote(sources)} > "$1/etc/apt/sources.list"']
+                 f'echo {shlex.quote(sources)} > "$1/etc/apt/sources.list"', *BASE_NORMALIZE]
         # merged /usr as debootstrap and Debian 12's installer make it (symlinks and usr-is-merged);
         # without the hook, apt would satisfy init-system-helpers with usrmerge, which pulls in perl
         command = [program, f"--variant={VARIANT}", f"--architectures={ARCH}", f"--keyring={KEYRING}",
@@ -811,23 +818,34 @@ def ensure_image(name: str) -> str:
 # its wheels, installed from /inputs (mounted read-only, so nothing is copied in and nothing is
 # left behind). The variables make the files repeatable: SOURCE_DATE_EPOCH (dpkg's and useradd's
 # dates, TeX's format dumps with FORCE_SOURCE_DATE, and hash-based .pyc in Python's byte-compiling) and
-# a fixed string hashing (the order of a set in a .pyc follows it). The files removed are the ones that
+# a fixed string hashing, in Python (the order of a set in a .pyc follows it) and in Perl (TeX Live's
+# scripts add to its file database, ls-R, in a hash's order, and which of two files of one name a TeX
+# format is made from follows ls-R's order). The files removed are the ones that
 # differ anyway (logs with times, ldconfig's cache of inode numbers, apt's binary caches with file
 # times): those mmdebstrap removes from the base, and apt's.
-INSTALL_ENV = "export DEBIAN_FRONTEND=noninteractive SOURCE_DATE_EPOCH={epoch} FORCE_SOURCE_DATE=1 PYTHONHASHSEED=0"
-INSTALL_DEBS = "apt-get install --yes --no-install-recommends -o DPkg::Options::=--force-unsafe-io /inputs/debs/*.deb"
+INSTALL_ENV = ("export DEBIAN_FRONTEND=noninteractive SOURCE_DATE_EPOCH={epoch} FORCE_SOURCE_DATE=1 PYTHONHASHSEED=0 "
+               "PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0")
+# apt as root throughout: with its sandbox user (_apt), whether _apt may read the mounted .debs (the host
+# folder's permissions) would decide what apt does to /var/cache/apt/archives/partial, hence the layer
+INSTALL_DEBS = ("apt-get install --yes --no-install-recommends -o APT::Sandbox::User=root "
+                "-o DPkg::Options::=--force-unsafe-io /inputs/debs/*.deb")
 INSTALL_PYTHON = ("python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-index "
                   "--find-links /inputs/python/wheels --require-hashes --no-deps --only-binary :all: "
                   "--no-cache-dir --disable-pip-version-check -r /inputs/python/python.lock")
+# Java's trust store (ca-certificates-java, in cave's image) holds each certificate with the time it was
+# added; no step has a network, so Java needs none, and it is removed.
 CLEANUP = ("rm -f /var/log/dpkg.log /var/log/alternatives.log /var/log/apt/history.log /var/log/apt/term.log "
            "/var/log/apt/eipp.log.xz /var/cache/ldconfig/aux-cache /var/cache/apt/*.bin")
 
 
-def install_script(directory: Path) -> str:
-    """What the image's layer runs (without the date, which the base tag already keys)."""
+def install_script(directory: Path, finish: str = "") -> str:
+    """What the image's layer runs (without the date, which the base tag already keys): its installs,
+    then its entry's `finish` (configs/containers.yaml: what an image's packages leave that is not
+    repeatable), then the cleanup every image gets."""
     lock = directory / "packages.lock"
     steps = [*([INSTALL_DEBS] if lock.exists() and parse_lock(lock.read_text(), _rel(lock)) else []),
-             *([INSTALL_PYTHON] if (directory / "python.lock").exists() else []), CLEANUP]
+             *([INSTALL_PYTHON] if (directory / "python.lock").exists() else []), *([finish] if finish else []),
+             CLEANUP]
     return " && ".join(steps)
 
 
@@ -841,7 +859,7 @@ def _build(name: str, directory: Path, below: str, tag: str) -> None:
         debs = fetch_debs(directory / "packages.lock", base)
         wheels = fetch_wheels(python_lock) if python_lock.exists() else {}
     entry = _image_entry(name)
-    if not debs and not wheels and not entry["env"] and not entry["workdir"]:  # all it needs is below
+    if not debs and not wheels and not any(entry[key] for key in ("env", "workdir", "finish")):  # all is below
         _say(f"{tag}: {below} has every package of containers/{name}")
         docker("tag", below, tag)
         return
@@ -858,7 +876,8 @@ def _build(name: str, directory: Path, below: str, tag: str) -> None:
             for path in wheels.values():
                 _link(path, inputs / "python" / "wheels" / path.name)
         epoch = source_date_epoch()
-        script = f"{INSTALL_ENV.format(epoch=epoch)} && {install_script(directory)}"
+        install = install_script(directory, entry["finish"])
+        script = f"{INSTALL_ENV.format(epoch=epoch)} && {install}"
         container = f"ssd-artifact-build-{name}-{os.getpid()}"
         try:
             docker("run", "--name", container, "--network", "none", "--volume", f"{inputs}:/inputs:ro", below,
@@ -875,9 +894,22 @@ def _build(name: str, directory: Path, below: str, tag: str) -> None:
             raise ContainerError(f"installing containers/{name} changed no file of {below}: give it packages "
                                  "of its own, or put its env and workdir on the image it extends")
         diff_id = normalize_layer(layer, work / "layer.tar", epoch)
-        _load(tag, image.with_top(diff_id, f"{install_script(directory)} (containers/{name})", entry["env"],
-                                  entry["workdir"]), {diff_id: work / "layer.tar"})
+        _load(tag, image.with_top(diff_id, f"{install} (containers/{name})", entry["env"], entry["workdir"]),
+              {diff_id: work / "layer.tar"})
     _say(f"built {tag} in {time.monotonic() - started:.0f} s (installing {installed - started:.0f} s)")
+
+
+def build_all(names: list[str]) -> list[tuple[str, str]]:
+    """Each image's tag, building what is missing: the images that extend the same one side by side,
+    as many at a time as the machine has cores (an install waits on dpkg's writes as much as on a core),
+    each after the images it extends."""
+    tags = {}
+    depths = sorted({len(lineage(name)) for name in names})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for depth in depths:
+            level = [name for name in names if len(lineage(name)) == depth]
+            tags.update(zip(level, pool.map(ensure_image, level), strict=True))
+    return [(name, tags[name]) for name in names]
 
 
 def _top_layer(committed: str, below: str, work: Path) -> tuple[Path | None, Config]:
@@ -1060,8 +1092,8 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.names or ["base", *everything]:
                 lock(name)
         elif args.command == "build":
-            for name in args.names or everything:
-                print(name, ensure_image(name))
+            for name, tag in build_all(args.names or everything):
+                print(name, tag)
         elif args.command == "save":
             for tar in save(args.names or everything, args.out):
                 print(tar)
