@@ -425,9 +425,11 @@ def test_the_parent_image_built_again_from_nothing_has_the_same_id(tmp_path, mon
     """Bit-reproducible images. The parent is the cheapest image with both kinds of layer: the
     base's root file system from mmdebstrap, and an install run in a container (every system's
     image is one more of those). Built again from nothing (a new bootstrap, a new install, under
-    other tags, from a cache holding only the fetched, hash-checked inputs), it has the first
-    build's image ID."""
+    other tags, from a cache holding only the fetched, hash-checked inputs, in a private folder:
+    a build once depended on whether apt's sandbox user could read it), it has the first build's
+    image ID."""
     first = containers.image_id(_timed_build("python"))
+    tmp_path.chmod(0o700)
     cache = tmp_path / "cache"
     cache.mkdir()
     for inputs in ("debs", "wheels", "tools"):  # the .debs, wheels and the pip that fetched them
