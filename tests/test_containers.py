@@ -433,6 +433,9 @@ def test_the_parent_image_built_again_from_nothing_has_the_same_id(tmp_path, mon
     cache = tmp_path / "cache"
     cache.mkdir()
     for inputs in ("debs", "wheels", "tools"):  # the .debs, wheels and the pip that fetched them
+        # Absent when the first build found its image already there (an engine that kept it): the
+        # build again fetches them into the project's cache, as the first build would have.
+        (containers.CACHE / inputs).mkdir(parents=True, exist_ok=True)
         (cache / inputs).symlink_to(containers.CACHE / inputs)
     monkeypatch.setattr(containers, "CACHE", cache)
     monkeypatch.setattr(containers, "REPOSITORY", "ssd-artifact-again")
