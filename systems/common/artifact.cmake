@@ -59,6 +59,7 @@ function(artifact_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${ARTIFACT_COMMON_DIR}/tests)  # scratch.h
   if(ARG_LABELS)
     gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}")
   else()

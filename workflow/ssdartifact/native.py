@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import fcntl
 import io
+import re
 import shutil
 import subprocess
 from contextlib import contextmanager
@@ -57,6 +58,27 @@ def compiler_version(compiler: str = "gcc") -> str:
     """The compiler's first line of --version (part of a build's key), or "unknown"."""
     result = subprocess.run([compiler, "--version"], capture_output=True, text=True)
     return result.stdout.splitlines()[0] if result.returncode == 0 and result.stdout else "unknown"
+
+
+def googletest_failures(build_dir: Path, *ctest_args: str, timeout: int = 600) -> str:
+    """Runs the GoogleTest suite built in `build_dir` through ctest (`ctest_args`: -j2, -L or -LE a
+    label) and returns "" when every test passed; otherwise each failed test's own output and ctest's
+    summary, which the end of the log (all that a test report keeps) does not hold when tests run
+    side by side."""
+    proc = subprocess.run(["ctest", "--output-on-failure", *ctest_args], cwd=build_dir, capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode == 0 and "100% tests passed" in proc.stdout:
+        return ""
+    failed, inside = [], False
+    for line in proc.stdout.splitlines():
+        if "***" in line and " Test #" in line:  # ***Failed, ***Exception, ***Timeout
+            inside = True
+        elif re.match(r"\s*(Start\s+\d+:|\d+/\d+ Test #|\d+% tests passed)", line):
+            inside = False
+        if inside:
+            failed.append(line)
+    summary = re.search(r"^\d+% tests passed.*", proc.stdout, re.M | re.S)
+    return "\n".join(failed)[-12000:] + "\n" + (summary[0] if summary else proc.stdout[-2000:]) + proc.stderr[-2000:]
 
 
 def _checked(cmd: list[str]) -> None:

@@ -9,13 +9,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "scratch.h"
+
 namespace artifact {
 namespace {
 
 class CommonAtomicFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "artifact_atomic_" + std::to_string(::getpid());
+    dir_ = testing::scratch_path("artifact_atomic");
     ::mkdir(dir_.c_str(), 0755);
   }
   void TearDown() override {

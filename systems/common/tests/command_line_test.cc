@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "scratch.h"
+
 namespace artifact {
 namespace {
 
@@ -68,7 +70,7 @@ class CommonGrid : public ::testing::Test {
     return path_;
   }
   void TearDown() override { ::unlink(path_.c_str()); }
-  std::string path_ = ::testing::TempDir() + "artifact_grid_" + std::to_string(::getpid()) + ".csv";
+  std::string path_ = testing::scratch_path("artifact_grid") + ".csv";
 };
 
 TEST_F(CommonGrid, RowsAreTheBaseThenTheCells) {

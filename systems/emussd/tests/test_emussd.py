@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from emussd.harness import DEFAULT_BUILD_DIR, STATS_NAME, fuse_available  # noqa: E402
+from ssdartifact.native import googletest_failures
 
 pytestmark = pytest.mark.skipif(
     not fuse_available(),
@@ -41,12 +42,8 @@ def run_emussd(binary, *args, env=None, timeout=20) -> subprocess.CompletedProce
 def test_googletest_unit_tests_pass(binary):
     """The device model's GoogleTest suite without its timing label (the schedule, the limits, the
     service-time rule and the arguments: no wall-clock bound), via ctest; test_emussd_timing runs the rest."""
-    proc = subprocess.run(
-        ["ctest", "--output-on-failure", "-LE", "timing"],
-        cwd=DEFAULT_BUILD_DIR, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "100% tests passed" in proc.stdout
+    failures = googletest_failures(DEFAULT_BUILD_DIR, "-LE", "timing", timeout=300)
+    assert not failures, failures
 
 
 # ---------------------------------------------------------------------- data

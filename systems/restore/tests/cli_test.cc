@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "scratch.h"
+
 using namespace restore;
 
 namespace {
@@ -21,7 +23,7 @@ std::string error_of(const std::vector<std::string>& args) {
 }
 
 std::string run_to_string(std::vector<std::string> args) {
-  const std::string path = ::testing::TempDir() + "/restore_cli_out.csv";
+  const std::string path = artifact::testing::scratch_path("restore_cli_out") + ".csv";
   args.push_back("--out");
   args.push_back(path);
   EXPECT_EQ(main_with_args(args), 0);
@@ -63,7 +65,7 @@ TEST(Cli, SameSeedSameBytesWithoutTiming) {
 }
 
 TEST(Cli, GridRowsShareOptions) {
-  const std::string grid = ::testing::TempDir() + "/restore_grid.csv";
+  const std::string grid = artifact::testing::scratch_path("restore_grid") + ".csv";
   {
     std::ofstream f(grid);
     f << "policy,capacity_pct\nstatic,1:4:100\ntlfu,3:8:100\n";

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "scratch.h"
+
 using namespace restore;
 
 namespace {
@@ -126,7 +128,7 @@ TEST(Workload, BadNamesAreRejected) {
 }
 
 TEST(Trace, ReadsPageOpCsvWithHeader) {
-  const std::string path = ::testing::TempDir() + "/restore_trace.csv";
+  const std::string path = artifact::testing::scratch_path("restore_trace") + ".csv";
   {
     std::ofstream f(path);
     f << "page,op,timestamp\n0,R,1\n3,W,2\n# comment\n3,r\n";
@@ -152,7 +154,7 @@ TEST(Trace, ReadsPageOpCsvWithHeader) {
 TEST(Trace, AHeaderOnlyByItsNamesAndNoFieldUnchecked) {
   // A first line that is not exactly the header is a request and is checked: "-1,R" is an error,
   // not a header skipped in silence; and a line with fields after the timestamp is an error.
-  const std::string path = ::testing::TempDir() + "/restore_trace_bad.csv";
+  const std::string path = artifact::testing::scratch_path("restore_trace_bad") + ".csv";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"-1,R\n0,R\n", ":1: page must be an integer"},
       {"Page,Op\n0,R\n", ":1: page must be an integer"},

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "scratch.h"
+
 namespace acesim {
 namespace {
 
@@ -18,9 +20,8 @@ namespace fs = std::filesystem;
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ace-sim-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = artifact::testing::scratch_path(std::string("ace-sim-") +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
