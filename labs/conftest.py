@@ -4,6 +4,9 @@ overrides of lab.yaml (both in the test's folder, as `key` and `small.yaml`)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,16 @@ const Log log_at_start;  // before main(): every run
 """
 
     return prelude
+
+
+@pytest.fixture
+def cpu_hogs():
+    """Two busy processes per core, at the default priority, while the test runs: the load under which
+    a reference solution must still get full marks (labs/README.md, "Fair under load")."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
+    try:
+        yield len(hogs)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()

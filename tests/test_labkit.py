@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -61,137 +60,310 @@ def test_results_json_has_gradescope_fields_and_the_total(tmp_path):
 
 GRADER = """
 SUBMISSION_MODULE = "answer.py"
-CHILD = {"run": lambda student, arguments: student.run(**arguments)}
+CHILD = {"run": lambda student, arguments, services: student.run(services, **arguments)}
 """
 
 
-def call(tmp_path, body: str, limits=FAST, **arguments):
-    submission = tmp_path / "submission"
+@pytest.fixture
+def workspace():
+    """A grading's workspace, where the graders make theirs (a root grader's calls run under a user
+    of their own, which must reach it)."""
+    from labkit import config as lab_config
+    from labkit.grade import LABS_DIR
+
+    with lab_config.workspace(LABS_DIR / "build" / "work", 0) as (root, work):
+        yield root, work
+
+
+def call(workspace, body: str, limits=FAST, services=None, **arguments):
+    root, work = workspace
+    submission = root / "original"
     submission.mkdir(exist_ok=True)
     (submission / "answer.py").write_text(textwrap.dedent(body))
-    (tmp_path / "grader.py").write_text(GRADER)
-    return sandbox.call(tmp_path / "grader.py", "run", submission, arguments, work=tmp_path / "work", limits=limits)
+    (root / "grader.py").write_text(GRADER)
+    sandbox.share(root / "grader.py", root)
+    from labkit import config as lab_config
+    copy = root / "submission"
+    if copy.exists():
+        sandbox.remove_tree(copy)
+    copy = lab_config.copy_submission(submission, root)
+    return sandbox.call(root / "grader.py", "run", copy, arguments, work=work, limits=limits, services=services)
 
 
-def test_a_call_returns_what_the_submission_returns_and_what_it_printed(tmp_path):
-    outcome = call(tmp_path, """
-        def run(x):
+def test_a_call_returns_what_the_submission_returns_and_what_it_printed(workspace):
+    outcome = call(workspace, """
+        def run(services, x):
             print("working on", x)
             return {"twice": 2 * x}
     """, x=21)
     assert outcome.ok and outcome.value == {"twice": 42} and "working on 21" in outcome.output
 
 
-def test_an_exception_names_itself_and_the_submission_line(tmp_path):
-    outcome = call(tmp_path, """
-        def run():
+def test_a_service_is_the_graders_to_run_and_to_refuse(workspace):
+    asked = []
+
+    def measure(op, threads):
+        if threads > 8:
+            raise ValueError("threads must be at most 8")
+        asked.append((op, threads))
+        return {"threads": threads}
+
+    outcome = call(workspace, """
+        def run(services):
+            first = services.measure("read", 2)
+            try:
+                services.measure("read", 99)
+            except Exception as error:  # the grader's refusal, as an exception in the submission
+                return first, str(error)
+    """, services={"measure": measure})
+    assert outcome.value == [{"threads": 2}, "ValueError: threads must be at most 8"] and asked == [("read", 2)]
+
+
+def test_an_exception_names_itself_and_the_submission_line(workspace):
+    outcome = call(workspace, """
+        def run(services):
             return 1 / 0
     """)
     assert not outcome.ok and outcome.error.startswith("ZeroDivisionError: division by zero")
     assert "answer.py" in outcome.error and "return 1 / 0" in outcome.error
 
 
-def test_an_endless_loop_is_stopped_at_the_time_limit(tmp_path):
-    outcome = call(tmp_path, """
+def test_an_endless_loop_is_stopped_at_the_time_limit(workspace):
+    outcome = call(workspace, """
         import time
-        def run():
+        def run(services):
             while True:
                 time.sleep(0.01)
     """, limits=sandbox.Limits(wall_s=1.5, cpu_s=20, memory_bytes=1 << 30))
     assert "stopped after 1.5 s (the time limit)" in outcome.error
 
 
-def test_a_process_left_behind_does_not_outlive_the_call(tmp_path):
-    marker = tmp_path / "work" / "still-alive"
-    outcome = call(tmp_path, f"""
-        import subprocess
-        def run():
-            subprocess.Popen(["sh", "-c", "sleep 3; touch {marker}"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)  # holds nothing of the call's open
-            return "done"
+def test_no_process_can_be_started_and_nothing_outlives_the_call(workspace):
+    outcome = call(workspace, """
+        import os, subprocess
+        def run(services):
+            tried = []
+            for start in (lambda: subprocess.Popen(["sleep", "30"]), os.fork,
+                          lambda: os.posix_spawn("/bin/sleep", ["sleep", "30"], {}),
+                          lambda: os.execv("/bin/sleep", ["sleep", "30"])):
+                try:
+                    start()
+                    tried.append("started")
+                except OSError as error:
+                    tried.append(error.errno)
+            return tried
     """)
-    assert outcome.value == "done"
-    time.sleep(3.5)
-    assert not marker.exists()
+    assert outcome.value == [1, 1, 1, 1], outcome  # EPERM, each
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).startswith("sleep\0" + "30")]
 
 
-def test_endless_output_fills_no_memory_and_ends_at_the_file_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "FILE_LIMIT", 8 << 20)
-    outcome = call(tmp_path, """
+def _cmdline(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_endless_output_costs_the_grader_nothing_and_ends_with_the_call(workspace):
+    outcome = call(workspace, """
         import sys
-        def run():
+        def run(services):
             while True:
                 sys.stdout.write("x" * 65536)
-    """)
-    assert outcome.error.startswith("OSError: [Errno 27] File too large")  # Python ignores SIGXFSZ: EFBIG
+    """, limits=sandbox.Limits(wall_s=2, cpu_s=20, memory_bytes=1 << 30))
+    assert "stopped after 2 s" in outcome.error
     assert outcome.output.endswith("x" * 100) and len(outcome.output) <= sandbox.OUTPUT_KEPT + 3
 
 
-def test_cpu_time_beyond_the_limit_ends_the_call(tmp_path):
-    outcome = call(tmp_path, """
-        def run():
+def test_cpu_time_beyond_the_limit_ends_the_call(workspace):
+    outcome = call(workspace, """
+        def run(services):
             while True:
                 pass
     """, limits=sandbox.Limits(wall_s=30, cpu_s=1, memory_bytes=1 << 30))
     assert outcome.error == "the submission used more than 1 s of CPU time"
 
 
-def test_runaway_memory_fails_the_call_not_the_grader(tmp_path):
-    outcome = call(tmp_path, """
-        def run():
+def test_runaway_memory_fails_the_call_not_the_grader(workspace):
+    outcome = call(workspace, """
+        def run(services):
             return len(bytearray(2 << 30))
     """, limits=sandbox.Limits(wall_s=20, cpu_s=20, memory_bytes=512 << 20))
     assert outcome.error.startswith("MemoryError")
 
 
-def test_a_crash_and_an_exit_without_an_answer_are_reported(tmp_path):
-    crash = call(tmp_path, """
+def test_a_crash_and_an_exit_without_an_answer_are_reported(workspace):
+    crash = call(workspace, """
         import ctypes
-        def run():
+        def run(services):
             return ctypes.string_at(0)
     """)
     assert crash.error == "the submission crashed (segmentation fault)"
-    exited = call(tmp_path, """
+    exited = call(workspace, """
         import os
-        def run():
+        def run(services):
             os._exit(3)
     """)
     assert "exited with status 3 without an answer" in exited.error
 
 
+def test_threads_are_counted_and_the_folder_is_capped(workspace):
+    outcome = call(workspace, """
+        import threading
+        def run(services):
+            stop, started = threading.Event(), 0
+            try:
+                for _ in range(1000):
+                    threading.Thread(target=stop.wait).start()
+                    started += 1
+            except RuntimeError:
+                pass
+            stop.set()
+            return started
+    """, limits=sandbox.Limits(wall_s=20, cpu_s=20, memory_bytes=1 << 30, tasks=16))
+    assert outcome.ok and outcome.value < 16
+    filled = call(workspace, """
+        def run(services):
+            for n in range(100):
+                with open(f"fill-{n}", "wb") as handle:
+                    handle.write(bytes(8 << 20))
+    """, limits=sandbox.Limits(wall_s=20, cpu_s=20, memory_bytes=1 << 30, disk_bytes=64 << 20))
+    assert filled.error == "the submission wrote more than 64 MiB or 20000 files in its folder (the limit)"
+    many = call(workspace, """
+        import os
+        def run(services):
+            for n in range(100000):
+                os.mkdir(f"d{n}")
+    """, limits=sandbox.Limits(wall_s=30, cpu_s=30, memory_bytes=1 << 30))
+    assert "files in its folder (the limit)" in many.error
+
+
 @pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="the kernel has no Landlock: writes outside are not prevented")
-def test_a_write_outside_the_submission_folder_is_refused(tmp_path):
-    outside = tmp_path / "outside.txt"
-    outcome = call(tmp_path, f"""
+def test_a_write_outside_the_submission_folder_is_refused(workspace):
+    root, work = workspace
+    outside = root / "outside.txt"
+    outcome = call(workspace, f"""
         from pathlib import Path
-        def run():
+        def run(services):
             Path("inside.txt").write_text("fine")
             Path({str(outside)!r}).write_text("not allowed")
     """)
     assert outcome.error.startswith("PermissionError") and str(outside) in outcome.error
-    assert not outside.exists() and (tmp_path / "work" / "inside.txt").read_text() == "fine"
+    assert not outside.exists() and (work / "inside.txt").read_text() == "fine"
 
 
 @pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="the kernel has no Landlock: reads are not confined")
-def test_files_outside_what_the_submission_may_read_are_unreadable(tmp_path):
-    (tmp_path / "secret.key").write_text("the instructor's key")
-    outcome = call(tmp_path, f"""
-        import os, pathlib
-        def run():
-            names = os.listdir(".")
-            return names, pathlib.Path({str(tmp_path / "secret.key")!r}).read_text()
-    """)
-    assert outcome.error.startswith("PermissionError") and "secret.key" in outcome.error
+def test_files_outside_what_the_submission_may_read_are_unreadable(workspace, tmp_path):
+    root, _ = workspace
+    for secret in (root / "secret.key", tmp_path / "secret.key"):
+        secret.write_text("the instructor's key")
+        secret.chmod(0o644)
+        outcome = call(workspace, f"""
+            import pathlib
+            def run(services):
+                return pathlib.Path({str(secret)!r}).read_text()
+        """)
+        assert outcome.error.startswith("PermissionError") and "secret.key" in outcome.error
 
 
-def test_the_secret_key_is_not_in_the_submission_environment(tmp_path, monkeypatch):
+def test_the_key_is_in_no_environment_the_submission_can_read(workspace, monkeypatch):
     monkeypatch.setenv(seeds.KEY_ENV, KEY.decode())
-    outcome = call(tmp_path, """
+    outcome = call(workspace, """
         import os
-        def run():
-            return sorted(os.environ)
+        def run(services):
+            found = [name for name in os.environ if "SECRET" in name]
+            for process in os.listdir("/proc"):
+                for part in ("environ", "mem", "cmdline"):
+                    try:
+                        with open(f"/proc/{process}/{part}", "rb") as handle:
+                            if b"an instructor's secret" in handle.read(1 << 20):
+                                found.append(f"{process}/{part}")
+                    except OSError:
+                        pass
+            return found
     """)
-    assert seeds.KEY_ENV not in outcome.value and "HOME" in outcome.value
+    assert outcome.ok and outcome.value == [], outcome
+
+
+def test_no_signal_reaches_the_grader_or_any_other_process(workspace):
+    outcome = call(workspace, """
+        import os, signal
+        def run(services):
+            refused = []
+            parent = os.getppid()
+            for aim in (lambda: os.kill(parent, signal.SIGKILL), lambda: os.killpg(os.getpgid(parent), signal.SIGKILL),
+                        lambda: os.kill(-1, signal.SIGKILL), lambda: os.kill(1, signal.SIGTERM)):
+                try:
+                    aim()
+                except (OSError, ValueError) as error:
+                    refused.append(type(error).__name__)
+            os.kill(os.getpid(), 0)  # itself: allowed
+            return refused
+    """)
+    assert outcome.value == ["PermissionError"] * 4, outcome
+
+
+def test_no_socket_of_any_kind_can_be_opened(workspace):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted = []
+    def accept():
+        try:
+            accepted.append(listener.accept())
+        except OSError:  # closed at the end of the test
+            pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    outcome = call(workspace, f"""
+        import socket
+        def run(services):
+            results = []
+            port = {listener.getsockname()[1]}
+            for family, kind, where in ((socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", port)),
+                                        (socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", 9)),
+                                        (socket.AF_UNIX, socket.SOCK_STREAM, "/run/docker.sock"),
+                                        (socket.AF_UNIX, socket.SOCK_STREAM, "\\0labkit-abstract"),
+                                        (socket.AF_NETLINK, socket.SOCK_RAW, None)):
+                try:
+                    s = socket.socket(family, kind)
+                    s.connect(where)
+                    results.append("connected")
+                except OSError as error:
+                    results.append(error.errno)
+            return results
+    """)
+    listener.close()
+    assert outcome.value == [13] * 5 and not accepted, outcome  # EACCES, each
+
+
+def test_another_process_cannot_be_traced_or_read(workspace):
+    outcome = call(workspace, """
+        import ctypes, os
+        def run(services):
+            libc = ctypes.CDLL(None, use_errno=True)
+            parent = os.getppid()
+            attached = libc.ptrace(16, parent, 0, 0)  # PTRACE_ATTACH
+            buffer = ctypes.create_string_buffer(8)
+            local = (ctypes.c_void_p * 2)(ctypes.addressof(buffer), 8)
+            read = libc.process_vm_readv(parent, local, 1, local, 1, 0)
+            return attached, read
+    """)
+    assert outcome.value == [-1, -1], outcome
+
+
+def test_a_submission_that_breaks_the_protocol_is_stopped(workspace):
+    outcome = call(workspace, """
+        import os, sys
+        def run(services):
+            os.write(int(sys.argv[-1]), b"not json\\n")  # labkit.child's pipe to the grader
+            import time
+            time.sleep(5)
+    """)
+    assert outcome.error.startswith("the submission broke the grader's protocol"), outcome
 
 
 def test_the_students_tarball_has_the_starter_and_grader_but_no_solution_test_or_key(tmp_path, monkeypatch):
@@ -276,3 +448,91 @@ def test_a_classroom_check_passes_only_a_test_with_full_marks(tmp_path):
         done = subprocess.run(classroom.CHECK.format(index=index), shell=True, cwd=tmp_path,
                               capture_output=True, text=True)
         assert done.returncode == status, done.stderr
+
+
+PROBE = r"""
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+// What a submission's static constructor (before main, after the harness) may still do.
+namespace {
+int refused(int result) { return result < 0 ? errno : 0; }
+struct Probe {
+  Probe() {
+    char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+    std::printf("exec %d\n", refused(execv(argv[0], argv)));
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    std::printf("fork %d\n", refused(child));
+    void* code = mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    std::printf("exec memory %d\n", code == MAP_FAILED ? errno : 0);
+    std::printf("socket %d\n", refused(socket(AF_INET, SOCK_STREAM, 0)));
+    int joined = 0;
+    std::thread([&] { joined = 1; }).join();
+    std::printf("thread %d\n", joined);
+  }
+} probe;
+}  // namespace
+int main() { return 0; }
+"""
+
+
+def test_the_native_harness_forbids_processes_exec_and_code_before_the_submission_runs(workspace):
+    import subprocess
+
+    from labkit import plugin
+
+    root, work = workspace
+    (root / "probe.cc").write_text(PROBE)
+    binary = work / "probe"
+    subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", str(root / "probe.cc"), str(plugin.harness(work)),
+                    "-Wl,-z,noexecstack", "-o", str(binary)], check=True)
+    sandbox.share(binary, root)
+    outcome = sandbox.run([str(binary)], work=work, limits=FAST, readable=(binary,))
+    assert outcome.ok and outcome.value == 0, outcome
+    assert outcome.output.split("\n")[:5] == ["exec 1", "fork 1", "exec memory 1", "socket 13", "thread 1"], outcome
+
+
+@pytest.mark.parametrize("line, refused", [
+    ("int x = 1;", ""),
+    ('asm("nop");', "inline assembly"),
+    ("__asm__ volatile(\"\");", "inline assembly"),
+    ('__attribute__((no_sanitize("thread"))) void f() {}', "a sanitizer attribute"),
+    ("[[gnu::no_sanitize_thread]] void f() {}", "a sanitizer attribute"),
+    ('void g() __attribute__((ifunc("r")));', "before the program starts"),
+    ('__attribute__((section(".preinit_array"))) void (*p)() = 0;', "before the program starts"),
+])
+def test_a_submission_source_is_refused_for_what_the_sanitizer_cannot_see(line, refused):
+    from labkit import plugin
+
+    preprocessed = f'# 1 "/x/traversal.cc"\n{line}\n# 1 "/usr/include/stdio.h"\nasm("in a system header");\n'
+    problem = plugin.refused_source(preprocessed, Path("traversal.cc"))
+    assert (refused in problem and "traversal.cc, line 1" in problem) if refused else problem == ""
+
+
+@pytest.mark.parametrize("symbols, refused", [
+    ("__tsan_func_entry U\n__tsan_read4 U\n__tsan_atomic32_compare_exchange_val U\nmain T 0 0\n", ""),
+    ("__tsan_default_options T 0 10\n", "defines __tsan_default_options"),
+    ("__tsan_acquire U\n", "calls __tsan_acquire"),
+    ("AnnotateBenignRaceSized U\n", "calls AnnotateBenignRaceSized"),
+    ("__sanitizer_set_report_fd U\n", "calls __sanitizer_set_report_fd"),
+    ("_ZN11__sanitizer5flagsEv U\n", "part of the sanitizers' interface"),
+    ("dlsym U\n", "find code at run time"),
+    ("_Exit U\n", "back door"),
+    ("syscall U\n", "back door"),
+    ("execve U\n", "start or replace a process"),
+    ("close U\n", "close or duplicate"),
+    ("fdopen U\n", "close or duplicate"),
+    ("mprotect U\n", "protection"),
+    ("resolver i 0 0\n", "IFUNC"),
+])
+def test_a_submission_object_is_refused_for_what_it_defines_or_calls(symbols, refused):
+    from labkit import plugin
+
+    problem = plugin.refused_object(symbols, "  [ 1] .text PROGBITS\n")
+    assert refused in problem if refused else problem == ""
+    assert "preinit_array" in plugin.refused_object("", "  [ 5] .preinit_array PREINIT_ARRAY\n")

@@ -2,9 +2,11 @@
 and their k_r, k_w, alpha, write-back prediction and plot scored (lab.yaml).
 
 The module has two sides. CHILD (run by labkit.child inside the sandbox, with the submission
-loaded) calls the student's functions; it imports only the standard library and pio. `grade`
-(run by labkit.grade) sets up the device, calls CHILD's entries through labkit.sandbox, and
-scores what they return; nothing a submission returns or writes is trusted beyond its values."""
+loaded) calls the student's functions; it imports only the standard library. `grade` (run by
+labkit.grade) sets up the device, calls CHILD's entries through labkit.sandbox, and scores what
+they return. The measurements are the grader's: the student's measure() is a request over the
+sandbox's pipe, and the grader runs fio on the device itself and keeps every point it gave; a
+sweep may return only those points."""
 
 from __future__ import annotations
 
@@ -12,13 +14,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from pio import fio
-
 LAB_DIR = Path(__file__).resolve().parent
-# What of the artifact the sandbox may read: fio's runner, for measure(). Not the artifact's own
-# characterization (pio.characterize, pio.model), which would answer the lab for the student.
-PIO_PACKAGE = Path(fio.__file__).resolve().parent
-PIO_FOR_THE_SANDBOX = (PIO_PACKAGE / "__init__.py", PIO_PACKAGE / "fio.py")
 SUBMISSION_MODULE = "measure.py"
 JOB_FILE_BYTES = 4 << 20  # each fio job's file on the device (sparse: the model, not the data, sets the timing)
 PAGE_BYTES = 4096
@@ -30,41 +26,12 @@ BATCH_SHARE = 0.9  # the prediction's write-back batch: this share of the studen
 # ----------------------------------------------------------------------------- inside the sandbox
 
 
-def _sweep(student, arguments: dict):
-    """The student's sweep(measure, max_threads), with `measure` running fio on the device. Times are
-    reported at the declared scale (the device may run time-dilated: divided back here)."""
-    dilation = arguments["dilation"]
-    base = fio.FioPoint(op="read", pattern="random", block_size=PAGE_BYTES, threads=1, iodepth=1, engine="psync",
-                        runtime_ms=arguments["runtime_ms"], ramp_ms=arguments["ramp_ms"], file_size=JOB_FILE_BYTES)
-    target = fio.Target(directory=Path(arguments["directory"]))
-    measured = 0
-
-    def measure(op: str, threads: int) -> dict:
-        nonlocal measured
-        if op not in ("read", "write"):
-            raise ValueError(f"measure(op, threads): op must be 'read' or 'write', not {op!r}")
-        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= arguments["max_threads"]:
-            raise ValueError(f"measure(op, threads): threads must be a whole number from 1 to "
-                             f"{arguments['max_threads']}, not {threads!r}")
-        if measured >= arguments["max_points"]:
-            raise RuntimeError(f"measure() was called more than {arguments['max_points']} times (the lab's limit)")
-        measured += 1
-        point = replace(base, op=op, threads=threads)
-        raw = Path("fio") / f"{measured:03d}-{op}-{threads}.json"
-        fio.run(point, target, raw)
-        row = fio.tidy_row(raw, point, "lab")
-        return {"threads": threads, "iops": row["iops"] * dilation,
-                "bandwidth_bytes_s": row["bandwidth_bytes_s"] * dilation, "lat_mean_us": row["lat_mean_us"] / dilation}
-
-    return student.sweep(measure, arguments["max_threads"])
-
-
 CHILD = {
-    "sweep": _sweep,
-    "estimate": lambda student, arguments: student.estimate(arguments["curves"]),
-    "predict": lambda student, arguments: student.predict_speedup(
+    "sweep": lambda student, arguments, services: student.sweep(services.measure, arguments["max_threads"]),
+    "estimate": lambda student, arguments, services: student.estimate(arguments["curves"]),
+    "predict": lambda student, arguments, services: student.predict_speedup(
         arguments["read_fraction"], arguments["alpha"], arguments["k_w"], arguments["batch"]),
-    "plot": lambda student, arguments: student.plot(arguments["curves"], "."),
+    "plot": lambda student, arguments, services: student.plot(arguments["curves"], "."),
 }
 
 
@@ -84,8 +51,44 @@ def hidden_device(key: bytes, student: str, config: dict) -> dict:
     return {name: seeds.draw(rng, config["hidden"][name]) for name in ("read_latency_us", "alpha", "k_r", "k_w")}
 
 
-def _curves(value) -> dict:
-    """The sweep's result as {'read': [points], 'write': [points]}, or ValueError saying what is wrong."""
+class Measurements:
+    """measure(op, threads) for the student's sweep, run by the grader: fio on the device, each
+    point kept. Times are reported at the declared scale (the device may run time-dilated:
+    divided back here)."""
+
+    def __init__(self, directory: Path, raw: Path, runtime_ms: int, ramp_ms: int, dilation: float, config: dict):
+        from pio import fio  # noqa: PLC0415 (the grader's side only)
+
+        self.fio, self.directory, self.raw, self.dilation, self.config = fio, directory, raw, dilation, config
+        self.base = fio.FioPoint(op="read", pattern="random", block_size=PAGE_BYTES, threads=1, iodepth=1,
+                                 engine="psync", runtime_ms=runtime_ms, ramp_ms=ramp_ms, file_size=JOB_FILE_BYTES)
+        self.points: list[dict] = []
+
+    def measure(self, op, threads) -> dict:
+        if op not in ("read", "write"):
+            raise ValueError(f"measure(op, threads): op must be 'read' or 'write', not {op!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= self.config["max_threads"]:
+            raise ValueError(f"measure(op, threads): threads must be a whole number from 1 to "
+                             f"{self.config['max_threads']}, not {threads!r}")
+        if len(self.points) >= self.config["max_points"]:
+            raise RuntimeError(f"measure() was called more than {self.config['max_points']} times (the lab's limit)")
+        point = replace(self.base, op=op, threads=threads)
+        raw = self.raw / f"{len(self.points) + 1:03d}-{op}-{threads}.json"
+        self.fio.run(point, self.fio.Target(directory=self.directory), raw)
+        row = self.fio.tidy_row(raw, point, "lab")
+        measured = {"op": op, "threads": threads, "iops": row["iops"] * self.dilation,
+                    "bandwidth_bytes_s": row["bandwidth_bytes_s"] * self.dilation,
+                    "lat_mean_us": row["lat_mean_us"] / self.dilation}
+        self.points.append(measured)
+        return {field: measured[field] for field in POINT_FIELDS}
+
+    def given(self, op: str, point: dict) -> bool:
+        return any(p["op"] == op and all(p[f] == point[f] for f in POINT_FIELDS) for p in self.points)
+
+
+def _curves(value, measured: Measurements | None = None) -> dict:
+    """The sweep's result as {'read': [points], 'write': [points]}, or ValueError saying what is
+    wrong; with `measured`, every point must be one measure() gave for that op."""
     if not isinstance(value, dict) or not {"read", "write"} <= set(value):
         raise ValueError("sweep() must return a dict with 'read' and 'write' lists of measure()'s points")
     curves = {}
@@ -98,6 +101,9 @@ def _curves(value) -> dict:
                                                       for f in POINT_FIELDS):
                 raise ValueError(f"every point of sweep()['{op}'] needs the numbers {', '.join(POINT_FIELDS)}")
         curves[op] = [{f: point[f] for f in POINT_FIELDS} for point in points]
+        if measured is not None and not all(measured.given(op, point) for point in curves[op]):
+            raise ValueError(f"sweep()['{op}'] holds a point measure() did not give for '{op}': return the points "
+                             "measure() returned, unchanged")
     return curves
 
 
@@ -134,7 +140,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     from labkit import config as lab_config  # noqa: PLC0415
     from labkit import device as lab_device  # noqa: PLC0415
     from labkit import report, sandbox  # noqa: PLC0415
-    from pio import writeback_app  # noqa: PLC0415
+    from pio import fio, writeback_app  # noqa: PLC0415
 
     tests = report.tests_of(config)
     if (failed := report.missing(tests, submission, SUBMISSION_MODULE)) is not None:
@@ -142,6 +148,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     device = hidden_device(key, student, config)
     limits = lab_config.limits(config)
     with lab_config.workspace(work_root, 1) as (root, work):
+        submission = lab_config.copy_submission(submission, root)
         with lab_device.hidden_ssd(device, root, PAGE_BYTES, say) as (mount, dilation):
             slowest_us = device["read_latency_us"] * max(device["alpha"], 1) * dilation
             runtime_ms = max(config["point_runtime_ms"], math.ceil(REQUESTS_PER_THREAD * slowest_us / 1000))
@@ -151,16 +158,16 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
                 with open(mount.backing / "lab" / f"{fio.JOB_NAME}.{job}.0", "wb") as handle:
                     handle.truncate(JOB_FILE_BYTES)
 
-            def call(entry, arguments, limit):
-                return sandbox.call(Path(__file__), entry, Path(submission), arguments, work=work, limits=limits[limit],
-                                    writable=(io_dir,), readable=PIO_FOR_THE_SANDBOX, listable=(PIO_PACKAGE.parent,))
+            def call(entry, arguments, limit, services=None):  # each call in a folder of its own
+                return sandbox.call(Path(__file__), entry, submission, arguments, work=work / entry,
+                                    limits=limits[limit], services=services)
 
             say(f"grading {student}: the sweep (points of {runtime_ms} ms)")
-            swept = call("sweep", {"directory": str(io_dir), "max_threads": config["max_threads"],
-                                   "max_points": config["max_points"], "runtime_ms": runtime_ms,
-                                   "ramp_ms": config["point_ramp_ms"], "dilation": dilation}, "sweep")
+            measurements = Measurements(io_dir, root / "fio", runtime_ms, config["point_ramp_ms"], dilation, config)
+            swept = call("sweep", {"max_threads": config["max_threads"]}, "sweep",
+                         services={"measure": measurements.measure})
             try:
-                curves = _curves(swept.value) if swept.ok else None
+                curves = _curves(swept.value, measurements) if swept.ok else None
             except ValueError as error:
                 swept.error = str(error)
                 curves = None
@@ -190,7 +197,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
                     tests[name].failed(f"{name} = {estimates[name]:g}: not within {tolerance:.0%} of the device's")
             _grade_prediction(tests["prediction"], estimates, config, call, io_dir, mount, writeback_app)
             drawn = call("plot", {"curves": curves}, "other")
-            problem = drawn.error and f"plot() failed: {drawn.error}" or _plot_file(work)
+            problem = drawn.error and f"plot() failed: {drawn.error}" or _plot_file(work / "plot")
             tests["plot"].failed(problem) if problem else tests["plot"].passed("a figure")
     return list(tests.values())
 

@@ -3,9 +3,11 @@ bufferpool simulator) compiled into ace-sim in the sandbox, run on small edge ca
 student's hidden workloads against the artifact's own lru_wsr, and its ACE schedule replayed on
 each student's hidden emulated SSD for the speedup (lab.yaml).
 
-Everything the submission produces runs in the sandbox (the compiler, the binary); the grader
-compares its CSV rows with the reference's and replays its I/O log (ace.io_replay), trusting no
-more than the numbers."""
+The student's policy runs in a sandboxed process of its own (the simulator's policy_host.cc);
+the artifact's ace-sim, outside the sandbox, keeps the pool and asks it for each decision over a
+pipe (labkit.plugin.Remote), and writes every number the policy is judged by: its CSV row and its
+I/O log, which the grader replays (ace.io_replay). Feedback names the counters that differ from
+the reference's, never the reference's values."""
 
 from __future__ import annotations
 
@@ -81,17 +83,18 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     limits = lab_config.limits(config)
     reference = sim.build()
     with lab_config.workspace(work_root, 2) as (root, work):
+        source = lab_config.copy_submission(submission, root) / SUBMISSION_FILE
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
-        binary, compiled = plugin.build(Path(submission) / SUBMISSION_FILE, SIM_DIR / "src",
-                                        SIM_BUILD / "libace_sim_plugins_only.a", work, limits["build"])
-        if binary is None:
+        host, compiled = plugin.build(source, SIM_DIR / "src", SIM_BUILD / "libace_sim_plugins_only.a", work,
+                                      limits["build"], main=SIM_DIR / "src" / "policy_host.cc", name="policy-host")
+        if host is None:
             report.all_failed(tests, "needs policy.cc to compile")
             tests["builds"].failed(compiled)
             return list(tests.values())
         tests["builds"].passed("compiled" + (f", with warnings:\n{compiled}" if compiled else ""))
-        runner = plugin.Runner(binary, work, limits["run"], POLICY)
+        runner = plugin.Remote(reference, host, work, root / "engine", limits["run"], POLICY)
         say(f"grading {student}: edge cases, hidden workloads")
-        _grade_valid(tests["valid"], runner, work)
+        _grade_valid(tests["valid"], runner, root)
         _grade_deterministic(tests["deterministic"], runner, secret)
         for name, ace in (("lru_wsr", "off"), ("ace_writeback", "on")):
             _grade_same_as_reference(tests[name], runner, reference, secret, ace)
@@ -135,10 +138,10 @@ def _grade_same_as_reference(test, runner, reference: Path, secret: dict, ace: s
             notes.append(f"{what}: {error}")
             break  # a crash or a hang would repeat on every workload: not worth their time
         expected = sim.run(reference, policy=REFERENCE, ace=ace == "on", n_w=secret["n_w"], synthetic=True, **workload)
-        differ = [f"{column} {row[column]} (the reference: {expected[column]})" for column in COMPARED
+        differ = [f"{column.replace('_', ' ')} {row[column]}" for column in COMPARED
                   if int(row[column]) != expected[column]]
         if differ:
-            notes.append(f"{what}: " + ", ".join(differ))
+            notes.append(f"{what}: yours differ from the reference in " + ", ".join(differ))
         else:
             matched += 1
     total = len(secret["workloads"])
@@ -167,9 +170,9 @@ def _grade_speedup(test, runner, reference: Path, secret: dict, config: dict, ro
         if row is None:
             test.failed(f"the write-only workload (ACE {ace}) did not run: {error}")
             return
-        (runner.work / "replay.io").write_bytes(log)
+        (runner.private / "replay.io").write_bytes(log)
         try:
-            logs[ace] = io_replay.read_log(runner.work / "replay.io", max_phases=4 * spec["ops"])
+            logs[ace] = io_replay.read_log(runner.private / "replay.io", max_phases=4 * spec["ops"])
         except ValueError as error:
             test.failed(f"the I/O log of ACE {ace} is not one ace-sim writes: {error}")
             return

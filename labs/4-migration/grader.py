@@ -4,9 +4,11 @@ by move, and on each student's hidden drifting workloads against Static and tLFU
 run outside the sandbox) for latency and migrations (lab.yaml). A class leaderboard ranks the mean
 latency normalized to Static.
 
-Everything the submission produces runs in the sandbox (the compiler, the binary); the grader
-reads its CSV rows, trusting no more than the numbers, and the engine's own placement record
-(restore's PlacementCheck) refuses any move or placement that cannot be."""
+The student's policy runs in a sandboxed process of its own (the simulator's policy_host.cc);
+the artifact's restore-sim, outside the sandbox, runs the workload and the tiers and asks it for
+each request's moves over a pipe (labkit.plugin.Remote): every number the policy is judged by is
+the engine's, and the engine's own placement record (restore's PlacementCheck) refuses any move
+or placement that cannot be."""
 
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def hidden(key: bytes, student: str, config: dict) -> dict:
 
 
 def _run(runner, options: dict) -> tuple[dict | None, str]:
-    """One run of the submission's simulator (labkit.plugin.Runner) with these options."""
+    """One run of the engine with the submission's policy (labkit.plugin.Remote) with these options."""
     row, error, _ = runner.run(["--cpu-timing", "off", *(f"--{name.replace('_', '-')}={value}"
                                                          for name, value in options.items())])
     return row, error
@@ -86,17 +88,19 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
     reference = engine.build()
-    with lab_config.workspace(work_root, 4) as (_, work):
+    with lab_config.workspace(work_root, 4) as (root, work):
+        source = lab_config.copy_submission(submission, root) / SUBMISSION_FILE
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
-        binary, compiled = plugin.build(Path(submission) / SUBMISSION_FILE, engine.RESTORE_DIR / "src",
-                                        engine.BUILD_DIR / "librestore_plugins_only.a", work, limits["build"],
-                                        link=("-lpthread",))
-        if binary is None:
+        host, compiled = plugin.build(source, engine.RESTORE_DIR / "src",
+                                      engine.BUILD_DIR / "librestore_plugins_only.a", work, limits["build"],
+                                      main=engine.RESTORE_DIR / "src" / "policy_host.cc", link=("-lpthread",),
+                                      name="policy-host")
+        if host is None:
             report.all_failed(tests, "needs policy.cc to compile")
             tests["builds"].failed(compiled)
             return list(tests.values())
         tests["builds"].passed("compiled" + (f", with warnings:\n{compiled}" if compiled else ""))
-        runner = plugin.Runner(binary, work, limits["run"], POLICY)
+        runner = plugin.Remote(reference, host, work, root / "engine", limits["run"], POLICY)
         say(f"grading {student}: edge cases, hidden workloads")
         _grade_valid(tests["valid"], runner)
         rows = _grade_deterministic(tests["deterministic"], runner, secret)

@@ -44,9 +44,13 @@ def tests_of(config: dict) -> dict[str, TestResult]:
 
 
 def missing(tests: dict[str, TestResult], submission: Path, name: str) -> list[TestResult] | None:
-    """Every test failed when the submission lacks the file the lab grades, else None."""
-    if (Path(submission) / name).is_file():
+    """Every test failed when the submission lacks the file the lab grades (a regular file, not a
+    link), else None."""
+    path = Path(submission) / name
+    if path.is_file() and not path.is_symlink():
         return None
+    if path.is_symlink():
+        return all_failed(tests, f"{name} in the submission is a link: submit the file itself")
     return all_failed(tests, f"{name} is not in the submission ({submission})")
 
 

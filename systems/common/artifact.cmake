@@ -28,11 +28,12 @@ endif()
 
 find_package(Threads REQUIRED)
 
-add_library(artifact_common OBJECT ${ARTIFACT_COMMON_DIR}/src/atomic_file.cc ${ARTIFACT_COMMON_DIR}/src/command_line.cc)
+add_library(artifact_common OBJECT ${ARTIFACT_COMMON_DIR}/src/atomic_file.cc ${ARTIFACT_COMMON_DIR}/src/command_line.cc
+                           ${ARTIFACT_COMMON_DIR}/src/wire.cc)
 target_include_directories(artifact_common PUBLIC ${ARTIFACT_COMMON_DIR}/include)
 
 set(ARTIFACT_COMMON_TESTS ${ARTIFACT_COMMON_DIR}/tests/rng_test.cc ${ARTIFACT_COMMON_DIR}/tests/command_line_test.cc
-                          ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc)
+                          ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc ${ARTIFACT_COMMON_DIR}/tests/wire_test.cc)
 
 # The option <option> (ON) that builds the tests; when ON, GoogleTest must be there.
 macro(artifact_tests option)

@@ -4,6 +4,7 @@ those tests' points, each with its message; and no submission can read its devic
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from labkit import grade as labkit_grade
+from labkit import seeds
 
 LAB = labkit_grade.lab_dir(1)
 grader = labkit_grade.load_grader(LAB)
@@ -77,7 +79,7 @@ def submission_from(small: Path, name: str, body: str) -> Path:
 @pytest.mark.e2e
 @pytest.mark.wall_clock  # the reference finds k and alpha on an emulated SSD
 @pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is absent: the lab's device is emussd")
-def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
+def test_the_solution_gets_full_marks_under_load_and_the_starter_the_baseline(small, grade_lab, cpu_hogs):
     solution = grade_lab(1, LAB / "solution", "alice", small)
     assert solution["score"] == 100, json.dumps(solution, indent=1)
     starter = grade_lab(1, LAB / "starter", "bob", small)
@@ -173,9 +175,87 @@ def test_a_folder_of_submissions_is_graded_into_one_table(small):
                               "--config", str(small / "small.yaml")])
     assert code == 0
     lines = table.read_text().splitlines()
-    assert lines[0] == "student,score,sweep,k_r,k_w,alpha,prediction,plot"
-    assert lines[1:] == ["u1,10,10,0,0,0,0,0", "u2,10,10,0,0,0,0,0"]
+    assert lines[0] == "student,score,sweep,k_r,k_w,alpha,prediction,plot,note"
+    assert lines[1:] == ["u1,10,10,0,0,0,0,0,", "u2,10,10,0,0,0,0,0,"]
     assert json.loads((labkit_grade.LABS_DIR / "build/grades/lab-1/u2/results.json").read_text())["score"] == 10
-    (folder / "not a valid id").mkdir()
+
+
+# ----------------------------------------------------------------------------- the red team
+# Lab 1 attacked as a student who read the grader would. The measurements are the grader's (fio
+# run by the grader on the device, each point kept): a sweep that makes points up, or pre-writes its
+# plot, or reaches outside its sandbox (the grader's process, its key in the environment, sockets,
+# processes) gets exactly what its work earns, and a class is graded whatever one submission does.
+
+
+STARTER = (LAB / "starter" / "measure.py").read_text()
+needs_fuse = pytest.mark.skipif(not Path("/dev/fuse").exists(),
+                                reason="/dev/fuse is absent: the lab's device is emussd")
+
+ESCAPES = """
+import glob, os, signal, socket, subprocess
+from pathlib import Path
+
+def escape():
+    '''Everything a sweep might try against the grader: what succeeded (nothing, when the sandbox holds).'''
+    managed = []
+    for attempt, what in ((lambda: os.kill(os.getppid(), signal.SIGKILL), "killed the grader"),
+                          (lambda: os.killpg(os.getpgid(os.getppid()), signal.SIGKILL), "killed the grader's group"),
+                          (lambda: os.kill(-1, signal.SIGKILL), "killed every process"),
+                          (lambda: socket.socket(socket.AF_UNIX).connect("/run/docker.sock"), "reached Docker"),
+                          (lambda: socket.create_connection(("127.0.0.1", 22), timeout=1), "opened TCP"),
+                          (lambda: subprocess.Popen(["sleep", "600"], start_new_session=True), "left a daemon"),
+                          (lambda: os.fork(), "forked")):
+        try:
+            attempt()
+            managed.append(what)
+        except (OSError, ValueError):
+            pass
+    for path in glob.glob("/proc/[0-9]*/environ"):
+        try:
+            if b"LAB_SECRET_KEY" in open(path, "rb").read():
+                managed.append("read the key from " + path)
+        except OSError:
+            pass
+    Path("plot.svg").write_text("<svg>" + "x" * 400 + "</svg>")  # in the sweep's folder, not the plot's
+    return managed
+"""
+
+
+def submission(small, name: str, body: str):
+    folder = small / name
+    folder.mkdir()
+    (folder / "measure.py").write_text(textwrap.dedent(body))
+    return folder
+
+
+@pytest.mark.e2e
+@needs_fuse
+def test_a_class_with_an_attacker_is_graded_whole_and_the_attacker_gets_the_starters_score(small, monkeypatch):
+    monkeypatch.setenv(seeds.KEY_ENV, (small / "key").read_text())
+    folder = small / "class"
+    folder.mkdir()
+    submission(folder, "mallory", ESCAPES + STARTER.replace(
+        'return {"read": [measure("read", 1)], "write": [measure("write", 1)]}',
+        'leaks = escape()\n    if leaks:\n        raise RuntimeError(f"escaped: {leaks}")\n'
+        '    return {"read": [measure("read", 1)], "write": [measure("write", 1)]}'))
+    submission(folder, "zoe", STARTER)
+    table = small / "grades.csv"
     assert labkit_grade.main(["--lab", "1", "--all", str(folder), "--csv", str(table),
-                              "--key", str(small / "key")]) == 2
+                              "--config", str(small / "small.yaml")]) == 0
+    rows = {row["student"]: row for row in csv.DictReader(table.open())}
+    assert rows["mallory"]["score"] == "10" and rows["zoe"]["score"] == "10", rows  # the starter's, each
+    result = json.loads((labkit_grade.LABS_DIR / "build/grades/lab-1/mallory/results.json").read_text())
+    assert "NotImplementedError" in result["tests"][-1]["output"]  # the plot the sweep left does not count
+
+
+@pytest.mark.e2e
+@needs_fuse
+def test_a_sweep_that_makes_points_up_is_refused(small, grade_lab):
+    made_up = submission(small, "made-up", STARTER.replace(
+        'return {"read": [measure("read", 1)], "write": [measure("write", 1)]}',
+        'real = measure("read", 1)\n'
+        '    fake = [{"threads": t, "iops": 1000.0 * min(t, 8), "bandwidth_bytes_s": 4096000.0 * min(t, 8),\n'
+        '             "lat_mean_us": 1000.0 * max(1, t / 8)} for t in (1, 2, 4, 8, 16)]\n'
+        '    return {"read": [real] + fake, "write": fake}'))
+    result = grade_lab(1, made_up, "mallory", small)
+    assert result["score"] == 0 and "a point measure() did not give" in result["tests"][0]["output"], result

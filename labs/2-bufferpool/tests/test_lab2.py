@@ -58,7 +58,7 @@ def test_each_student_gets_their_own_workloads_and_device_and_always_the_same_on
 @pytest.mark.e2e
 @pytest.mark.wall_clock  # the speedup is measured on an emulated SSD
 @needs_fuse
-def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
+def test_the_solution_gets_full_marks_under_load_and_the_starter_the_baseline(small, grade_lab, cpu_hogs):
     solution = grade_lab(2, LAB / "solution", "alice", small)
     assert solution["score"] == 100, json.dumps(solution, indent=1)
     speedup = scores(solution)["speedup"][1]
@@ -67,7 +67,7 @@ def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_
     starter = grade_lab(2, LAB / "starter", "bob", small)
     result = scores(starter)
     assert starter["score"] == 30, json.dumps(starter, indent=1)
-    assert result["lru_wsr"][0] == 0 and "(the reference: " in result["lru_wsr"][1]
+    assert result["lru_wsr"][0] == 0 and "yours differ from the reference in" in result["lru_wsr"][1]
     assert "less than 80% of the ideal" in result["speedup"][1]
 
 
@@ -83,7 +83,7 @@ def test_a_wrong_answer_loses_the_comparisons_it_fails_and_keeps_the_speedup(sma
     for name, points in (("lru_wsr", 30), ("ace_writeback", 25)):
         matched = int(re.match(r"(\d) of 2 hidden workloads", result[name][1]).group(1))
         assert matched < 2 and result[name][0] == points * matched / 2, result[name]
-        assert "(the reference: " in result[name][1]
+        assert "yours differ from the reference in" in result[name][1]
 
 
 @pytest.mark.e2e
@@ -145,3 +145,38 @@ def test_the_students_file_is_the_starters_file_and_registers_the_graded_name():
         assert f'ACESIM_REGISTER_POLICY("{grader.POLICY}",' in text
     assert "TODO" in (LAB / "starter" / "policy.cc").read_text() and "TODO" not in SOLUTION
     assert shutil.which("g++"), "the grader compiles with g++"
+
+
+# ----------------------------------------------------------------------------- the red team
+# Lab 2 attacked as a student who read the grader would: the numbers a policy is judged by are the
+# engine's (ace-sim outside the sandbox), so forging them, reading the answers or reaching outside
+# gets exactly what the policy's work earns, and the grader's and other students' files stay as
+# they were.
+
+
+@pytest.mark.e2e
+@needs_fuse
+def test_a_policy_that_forges_its_results_gets_what_its_work_earns(small, grade_lab):
+    other = labkit_grade.LABS_DIR / "build" / "grades" / "lab-2" / "someone-else" / "results.json"
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_text('{"score": 7}')
+    forger = small / "forger"
+    forger.mkdir()
+    starter = (LAB / "starter" / "policy.cc").read_text()
+    (forger / "policy.cc").write_text(testing.forger_prelude([other, small / "key", LAB / "grader.py"], "FORGED:")
+                                      + starter)
+    result = grade_lab(2, forger, "mallory", small)
+    assert result["score"] == 30, json.dumps(result, indent=1)  # the starter's: builds, valid, deterministic
+    assert other.read_text() == '{"score": 7}' and "forged" not in (LAB / "grader.py").read_text()
+    lru_wsr = testing.scores(grader, result)["lru_wsr"][1]
+    assert "yours differ from the reference in" in lru_wsr and "(the reference" not in lru_wsr
+
+
+@pytest.mark.e2e
+def test_the_artifacts_own_policy_source_cannot_be_read(small, grade_lab):
+    reader = small / "reader"
+    reader.mkdir()
+    source = LAB.parents[1] / "systems" / "ace" / "sim" / "src" / "policy.cc"
+    (reader / "policy.cc").write_text(f'#include "{source}"\n' + (LAB / "starter" / "policy.cc").read_text())
+    result = grade_lab(2, reader, "oscar", small)
+    assert result["score"] == 0 and "Permission denied" in result["tests"][0]["output"], result["tests"][0]

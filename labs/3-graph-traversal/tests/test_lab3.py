@@ -69,7 +69,7 @@ def test_the_hidden_graphs_have_their_shape(shape):
 @pytest.mark.e2e
 @pytest.mark.wall_clock  # the speedup is measured on an emulated SSD
 @needs_fuse
-def test_the_solution_gets_full_marks_and_the_starter_the_baseline(small, grade_lab):
+def test_the_solution_gets_full_marks_under_load_and_the_starter_the_baseline(small, grade_lab, cpu_hogs):
     solution = grade_lab(3, LAB / "solution", "alice", small)
     assert solution["score"] == 100, json.dumps(solution, indent=1)
     starter = scores(grade_lab(3, LAB / "starter", "bob", small))
@@ -125,3 +125,88 @@ def test_the_students_file_registers_the_graded_name():
     for folder in ("starter", "solution"):
         assert f'CAVE_REGISTER_TRAVERSAL("{grader.TRAVERSAL}",' in (LAB / folder / grader.SUBMISSION_FILE).read_text()
     assert "TODO" in (LAB / "starter" / "traversal.cc").read_text() and "TODO" not in SOLUTION
+
+
+# ----------------------------------------------------------------------------- the red team
+# Lab 3 attacked as a student who read the grader would. The expected answers stay where no run
+# can read them, the times are the grader's clock around each run, and ThreadSanitizer's options and
+# report are the grader's: a traversal that copies answers, forges its times, or switches the
+# sanitizer off or hides its report gets exactly what its work earns, or is refused with the reason.
+
+
+SOLUTION = (LAB / "solution" / "traversal.cc").read_text()
+STARTER = (LAB / "starter" / "traversal.cc").read_text()
+# The solution with its race-free claim of a neighbour replaced by a racy check-then-set.
+RACY = SOLUTION.replace("""          if (level[neighbours[k]].load(std::memory_order_relaxed) == -1 &&
+              level[neighbours[k]].compare_exchange_strong(unvisited, depth, std::memory_order_relaxed))
+            next[worker].push_back(neighbours[k]);""",
+                      """          int32_t* raw = reinterpret_cast<int32_t*>(&level[neighbours[k]]);
+          if (*raw == -1) {
+            *raw = depth;
+            next[worker].push_back(neighbours[k]);
+          }
+          (void)unvisited;""")
+REGISTER = 'CAVE_REGISTER_TRAVERSAL("student", parallel_bfs, components);'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name, change, refused", [
+    ("options", ('extern "C" const char* __tsan_default_options() { return "report_bugs=0:exitcode=0"; }\n', ""),
+     "defines __tsan_default_options"),
+    ("suppressions", ('extern "C" const char* __tsan_default_suppressions() { return "race:*"; }\n', ""),
+     "defines __tsan_default_suppressions"),
+    ("annotation", ('extern "C" void AnnotateIgnoreWritesBegin(const char*, int);\n'
+                    "namespace { struct Quiet { Quiet() { AnnotateIgnoreWritesBegin(\"\", 0); } } quiet; }\n", ""),
+     "calls AnnotateIgnoreWritesBegin"),
+    ("report-path", ('extern "C" void __sanitizer_set_report_path(const char*);\n'
+                     'namespace { struct Away { Away() { __sanitizer_set_report_path("/dev/null"); } } away; }\n', ""),
+     "calls __sanitizer_set_report_path"),
+    ("attribute", ("", '__attribute__((no_sanitize("thread")))\n'), "a sanitizer attribute"),
+    ("closer", ("#include <cstdio>\nnamespace { struct Closer { Closer() { for (int fd = 3; fd < 64; fd++) "
+                "if (FILE* f = fdopen(fd, \"w\")) fclose(f); } } closer; }\n", ""), "close or duplicate"),
+    ("exit", ("#include <cstdlib>\nnamespace { struct Leave { ~Leave() { std::_Exit(0); } } leave; }\n", ""),
+     "back door"),
+    ("dlsym", ('#include <dlfcn.h>\nnamespace { void* found = dlsym(RTLD_DEFAULT, "__tsan_acquire"); }\n', ""),
+     "find code at run time"),
+    ("asm", ('namespace { struct Raw { Raw() { asm volatile("" ::: "memory"); } } raw; }\n', ""),
+     "inline assembly"),
+])
+def test_a_traversal_that_changes_what_the_sanitizer_reports_is_refused(small, grade_lab, name, change, refused):
+    prelude, attribute = change
+    folder = small / name
+    folder.mkdir()
+    source = RACY.replace("namespace {\n", prelude + "namespace {\n", 1)
+    if attribute:
+        source = source.replace("std::vector<uint32_t> levels_from(", attribute + "std::vector<uint32_t> levels_from(")
+    (folder / "traversal.cc").write_text(source)
+    result = grade_lab(3, folder, name, small)
+    assert result["score"] == 0 and refused in result["tests"][0]["output"], json.dumps(result["tests"][0], indent=1)
+
+
+@pytest.mark.e2e
+def test_a_traversal_that_copies_the_answers_finds_none(small, grade_lab):
+    """(A racy traversal is caught: test_lab3.py.)"""
+    copier = small / "copier"
+    copier.mkdir()
+    (copier / "traversal.cc").write_text("#include <filesystem>\n#include <fstream>\n" + STARTER.replace(
+        REGISTER, """namespace {
+// Every answer file a run might see, copied over its own answer (the path from its command line).
+struct Copy {
+  Copy() {
+    std::ifstream cmdline("/proc/self/cmdline");
+    std::string argument, previous, out;
+    while (std::getline(cmdline, argument, '\\0')) {
+      if (previous == "--values-out") out = argument;
+      previous = argument;
+    }
+    std::error_code ignored;
+    for (const char* folder : {".", "..", "../..", "../../expected", "../../.."})
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(folder, ignored))
+        if (entry.path().extension() == ".csv" && entry.path() != out)
+          std::filesystem::copy_file(entry.path(), out, std::filesystem::copy_options::overwrite_existing, ignored);
+  }
+} copy;
+}  // namespace
+""" + REGISTER))
+    result = grade_lab(3, copier, "mallory", small)
+    assert result["score"] == 10, json.dumps(result, indent=1)  # the starter's: it compiles

@@ -53,7 +53,11 @@ def test_each_student_gets_their_own_drifting_workloads_and_always_the_same_ones
 
 
 @pytest.mark.e2e
-def test_the_solution_gets_full_marks_the_starter_the_baseline_and_a_class_a_leaderboard(small):
+@pytest.mark.wall_clock  # under two CPU hogs per core: alone, not beside the other lanes
+def test_the_solution_gets_full_marks_under_load_the_starter_the_baseline_and_a_class_a_leaderboard(small, cpu_hogs):
+    config = yaml.safe_load((small / "small.yaml").read_text())
+    config["limits"]["run"]["wall_s"] = 60  # a loaded machine stretches the wall clock, not the CPU time
+    (small / "small.yaml").write_text(yaml.safe_dump(config))
     folder = small / "class"
     shutil.copytree(LAB / "solution", folder / "alice")
     shutil.copytree(LAB / "starter", folder / "bob")
@@ -68,7 +72,7 @@ def test_the_solution_gets_full_marks_the_starter_the_baseline_and_a_class_a_lea
     assert bob["leaderboard"][0]["value"] > 1  # never migrating: slower than the oracle's placement
     lines = table.read_text().splitlines()
     assert lines[0] == "student,score,builds,valid,deterministic,static,tlfu,migrations," \
-                       "latency / Static (mean over your workloads)"
+                       "latency / Static (mean over your workloads),note"
     assert lines[1].startswith("alice,100,") and lines[2].startswith("bob,35,")
 
 
@@ -128,3 +132,93 @@ def test_the_students_file_registers_the_graded_name():
     for folder in ("starter", "solution"):
         assert f'RESTORE_REGISTER_POLICY("{grader.POLICY}",' in (LAB / folder / grader.SUBMISSION_FILE).read_text()
     assert "TODO" in (LAB / "starter" / "policy.cc").read_text() and "TODO" not in SOLUTION
+
+
+# ----------------------------------------------------------------------------- the red team
+# Lab 4 attacked as a student who read the grader would: the latencies and migrations a policy is
+# judged by are the engine's (restore-sim outside the sandbox), so forging them (the attack that
+# once scored 100 by rewriting the simulator's CSV from an atexit hook), reading the answers or
+# reaching outside gets exactly what the policy's work earns, and the grader's and other students'
+# files stay as they were.
+
+
+@pytest.mark.e2e
+def test_a_policy_that_forges_its_results_gets_what_its_work_earns(small):
+    other = labkit_grade.LABS_DIR / "build" / "grades" / "lab-4" / "someone-else" / "results.json"
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_text('{"score": 7}')
+    folder = small / "class"
+    forger = folder / "mallory"
+    forger.mkdir(parents=True)
+    starter = (LAB / "starter" / "policy.cc").read_text()
+    (forger / "policy.cc").write_text(testing.forger_prelude([other, small / "key", LAB / "grader.py"], "FORGED:")
+                                      + starter)
+    table = small / "grades.csv"
+    assert labkit_grade.main(["--lab", "4", "--all", str(folder), "--csv", str(table), "--key", str(small / "key"),
+                              "--config", str(small / "small.yaml")]) == 0
+    result = json.loads((labkit_grade.LABS_DIR / "build/grades/lab-4/mallory/results.json").read_text())
+    assert result["score"] == 35, json.dumps(result, indent=1)  # the starter's: it never migrates
+    assert result["leaderboard"][0]["value"] > 1  # slower than Static's placement, as the starter is
+    assert other.read_text() == '{"score": 7}' and "forged" not in (LAB / "grader.py").read_text()
+
+
+@pytest.mark.e2e
+def test_a_policy_that_reads_the_engines_answers_gets_nothing_from_them(small, grade_lab):
+    reader = small / "reader"
+    reader.mkdir()
+    source = LAB.parents[1] / "systems" / "restore" / "src" / "builtin_policies.cc"
+    (reader / "policy.cc").write_text(f'#include "{source}"\n' + (LAB / "starter" / "policy.cc").read_text())
+    result = grade_lab(4, reader, "oscar", small)
+    assert result["score"] == 0 and "Permission denied" in result["tests"][0]["output"], result["tests"][0]
+
+
+@pytest.mark.e2e
+def test_a_class_is_graded_whatever_its_folders_hold(small):
+    """Odd folder names, a file, a link, and a grading that outlives its limit: every folder gets a
+    row (graded, or not graded with the reason), the honest students are graded, the CSV is written."""
+    import os
+    import yaml
+
+    folder = small / "class"
+    folder.mkdir()
+    for name in ("alice", "bad name", "tab\tand\nnewline", "..x", "=cmd()"):
+        (folder / name).mkdir()
+        (folder / name / "policy.cc").write_text((LAB / "starter" / "policy.cc").read_text())
+    (folder / "a-file").write_text("not a folder")
+    os.symlink(LAB / "solution", folder / "linked")
+    slow = folder / "zed"
+    slow.mkdir()
+    (slow / "policy.cc").write_text((LAB / "starter" / "policy.cc").read_text())
+    config = yaml.safe_load((small / "small.yaml").read_text())
+    (small / "short.yaml").write_text(yaml.safe_dump({**config, "grading_limit_s": 60}))
+    table = small / "grades.csv"
+    assert labkit_grade.main(["--lab", "4", "--all", str(folder), "--csv", str(table), "--key", str(small / "key"),
+                              "--config", str(small / "short.yaml")]) == 0
+    import csv
+
+    rows = {row["student"]: row for row in csv.DictReader(table.open())}
+    assert rows["alice"]["score"] == "35" and rows["zed"]["score"] == "35" and rows["..x"]["score"] == "35"
+    assert rows["=cmd()"]["score"] == "" and "use letters, digits" in rows["=cmd()"]["note"]
+    assert "use letters, digits" in rows["bad name"]["note"]
+    assert "use letters, digits" in rows["tab\\tand\\nnewline"]["note"]
+    assert "not a folder" in rows["a-file"]["note"] and "not a folder" in rows["linked"]["note"]
+    assert not list((labkit_grade.LABS_DIR / "build" / "work").glob("lab4-*"))  # no workspace left behind
+
+
+@pytest.mark.e2e
+def test_a_grading_stopped_at_its_limit_is_recorded_and_leaves_nothing_behind(small):
+    import csv
+
+    import yaml
+
+    folder = small / "class"
+    (folder / "slow").mkdir(parents=True)
+    (folder / "slow" / "policy.cc").write_text((LAB / "solution" / "policy.cc").read_text())
+    config = yaml.safe_load((small / "small.yaml").read_text())
+    (small / "short.yaml").write_text(yaml.safe_dump({**config, "grading_limit_s": 3}))
+    table = small / "grades.csv"
+    assert labkit_grade.main(["--lab", "4", "--all", str(folder), "--csv", str(table), "--key", str(small / "key"),
+                              "--config", str(small / "short.yaml")]) == 0
+    row = next(csv.DictReader(table.open()))
+    assert row["score"] == "" and "stopped after 3 s (the lab's grading_limit_s)" in row["note"], row
+    assert not list((labkit_grade.LABS_DIR / "build" / "work").glob("lab4-*"))

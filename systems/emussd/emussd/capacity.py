@@ -210,6 +210,19 @@ def _rate_point(binary: Path, root: Path, rate: float, seconds: float) -> dict:
             "at_4k": at_4k["iops"] / rate, "little_4k": at_4k["clat_mean_us"] / (4 * k / at_4k["iops"] * 1e6)}
 
 
+def with_gap_now(cal: Calibration, binary: Path, work_dir: Path, runs: int = 2, seconds: float = 1.0) -> Calibration:
+    """`cal` with the gap measured now (the largest of `runs`, at the light load's device) when it is
+    larger than the one cached: a machine busier than when it was calibrated needs a larger time
+    dilation for the same device (the labs' graders take it before each hidden device)."""
+    with device_with_data(binary, Path(work_dir) / "gap-now", **GAP_DEVICE) as m:
+        gap = max(_gap_us(m.mountpoint, GAP_DEVICE["k_r"], GAP_DEVICE["read_latency_us"], seconds)
+                  for _ in range(runs))
+    if gap <= cal.round_trip_us:
+        return cal
+    return Calibration(cal.host, cal.capacity_iops, gap, [*cal.points, {"what": "gap now", "gap_us": gap}],
+                       cal.seconds)
+
+
 def calibrate(binary: Path, seconds: float = 1.5, progress=None, work_dir: Path | None = None) -> Calibration:
     """Measure this machine's emulation capacity and a client's gap (see the module's doc). The
     devices it mounts live in a temporary folder of `work_dir` (default: the system's)."""

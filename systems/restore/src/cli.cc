@@ -8,6 +8,8 @@
 #include "artifact/atomic_file.h"
 #include "artifact/command_line.h"
 #include "artifact/rng.h"
+#include "artifact/wire.h"
+#include "remote_policy.h"
 #include "temperature.h"
 
 namespace restore {
@@ -23,6 +25,10 @@ const char* usage() {
   --policy LIST                 static, tlfu, tlru, lrfu, exd, temp, restore (or a plug-in's), colon-separated, or all
                                 (restore); one output row per policy
   --seed X                      workload, arrivals and exploration (1)
+  --remote-fds IN,OUT           run the policy --policy NAME in another process, a policy host
+                                (policy_host.cc) that reads the engine's requests on its IN and
+                                answers on its OUT: this engine writes to OUT and reads from IN
+                                (file descriptors it inherited); one policy, --engine sim only
  workload
   --workload NAME               5hf90, 10hf90, 10hf80, A, B, C, D, ycsb, or phases XhfY[@SET][*N],
                                 zipf[THETA], uniform joined by + (5hf90)
@@ -132,6 +138,7 @@ Options parse_args(const std::vector<std::string>& args) {
   std::vector<int> k_r = {8, 4, 2}, k_w = {8, 4, 2};
   int page_size = 4096;
   std::set<std::string> given;
+  std::string policy;  // --policy's value
   SimConfig& c = o.config;
   PolicyParams& pp = c.params;
   for (size_t i = 0; i < args.size(); i++) {
@@ -144,22 +151,18 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "engine") {
       o.emulator = one_of<bool>(name, value, {{"sim", false}, {"emu", true}});
     } else if (name == "policy") {
-      o.policies.clear();
-      if (value == "all") {
-        o.policies = builtin_names();
-      } else {
-        std::stringstream ss(value);
-        std::string cell;
-        while (std::getline(ss, cell, ':')) {
-          if (!known_policy(cell)) {
-            std::string names;
-            for (const std::string& n : policy_names()) names += n + ", ";
-            throw InputError("--policy must be " + names + "(colon-separated) or all, not '" + cell + "'");
-          }
-          o.policies.push_back(cell);
-        }
-        if (o.policies.empty()) throw InputError("--policy needs a value");
+      policy = value;  // checked once --remote-fds is known
+    } else if (name == "remote-fds") {
+      try {
+        artifact::wire::parse_fds(value, &c.remote_in, &c.remote_out);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(std::string("--remote-fds: ") + e.what());
       }
+      for (int fd : {c.remote_in, c.remote_out})
+        if (fd == 1 || fd == 2)
+          throw InputError("--remote-fds cannot use file descriptor " + std::to_string(fd) +
+                           ": stdout and stderr carry the CSV and the messages");
+      o.remote_fds = value;
     } else if (name == "seed") {
       o.seed = pp.seed = parse_number<uint64_t>(name, value);
     } else if (name == "workload") {
@@ -284,7 +287,42 @@ Options parse_args(const std::vector<std::string>& args) {
       throw InputError("unknown option --" + name);
     }
   }
-  if (o.help || !o.grid.empty()) return o;  // a grid's rows are checked one by one
+  if (o.help) return o;
+  if (!o.remote_fds.empty()) {
+    // The other process serves one run of one policy, whatever its name (this binary need not know it).
+    auto refuse = [&](const std::string& why) {
+      throw InputError("--remote-fds runs one policy in another process with the simulator: " + why);
+    };
+    if (given.count("grid")) refuse("not with --grid (one run per policy process)");
+    if (o.temperature_demo) refuse("--temperature-demo runs no policy");
+    if (given.count("dump-trace")) refuse("--dump-trace runs no policy");
+    if (o.emulator) refuse("not with --engine emu (the emulator runs its policy in its own process)");
+    if (policy.empty()) refuse("name it with --policy NAME");
+    if (policy == "all" || policy.find(':') != std::string::npos)
+      refuse("give it one --policy NAME, not '" + policy + "'");
+    if (!plain_policy_name(policy) || policy.size() > remote::kMaxName)
+      refuse("--policy NAME must be lowercase letters, digits and _ (at most " + std::to_string(remote::kMaxName) +
+             "), not '" + policy + "'");
+    o.policies = {policy};
+  } else if (given.count("policy")) {
+    o.policies.clear();
+    if (policy == "all") {
+      o.policies = builtin_names();
+    } else {
+      std::stringstream ss(policy);
+      std::string cell;
+      while (std::getline(ss, cell, ':')) {
+        if (!known_policy(cell)) {
+          std::string names;
+          for (const std::string& n : policy_names()) names += n + ", ";
+          throw InputError("--policy must be " + names + "(colon-separated) or all, not '" + cell + "'");
+        }
+        o.policies.push_back(cell);
+      }
+      if (o.policies.empty()) throw InputError("--policy needs a value");
+    }
+  }
+  if (!o.grid.empty()) return o;  // a grid's rows are checked one by one
   if (o.temperature_demo) {
     if (o.demo_requests > o.demo_timesteps)
       throw InputError("--demo-requests must be at most --demo-timesteps (one request per timestep at most)");
@@ -347,7 +385,7 @@ static void resolve_tiers(Options& o, uint32_t pages) {
   o.config.params.temp.timestep = o.temp_timestep > 0 ? o.temp_timestep : std::max<uint64_t>(1, pages / 10);
 }
 
-const artifact::Grid kGrid = {{"grid", "out"}, {}};
+const artifact::Grid kGrid = {{"grid", "out", "remote-fds"}, {}};
 
 std::string csv_header() {
   return "engine,policy,workload,seed,pages,requests,read_pct,tiers,capacity_pages,read_latency_us,alpha,k_r,k_w,"

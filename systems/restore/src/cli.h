@@ -34,6 +34,7 @@ struct Options {
   uint32_t demo_timesteps = 1000, demo_requests = 100;
   std::string out, grid;
   std::string dump_trace;  // write the workload as a page trace and run nothing
+  std::string remote_fds;  // IN,OUT: the policy runs in another process (config.remote_in/out)
   bool help = false;
 };
 

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "artifact/rng.h"
@@ -160,6 +161,8 @@ void ThreadPool::work() {
 }  // namespace
 
 RunStats emulate(const SimConfig& config, Workload& workload) {
+  if (config.remote())
+    throw std::invalid_argument("the emulator runs its policy in its own process: a remote policy needs the simulator");
   const size_t n_tiers = config.tiers.size();
   auto policy = make_policy(config.policy, config.tiers, workload.pages(), config.params);
   const std::vector<uint8_t> placement = initial_placement(config, workload);

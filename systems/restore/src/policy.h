@@ -176,6 +176,8 @@ std::vector<NamedPolicy> builtin_policies();
 // The registry (policy_registry.cc): the built-in policies, then those a plug-in adds before main()
 // runs. A second policy by a name already taken, or a name other than [a-z0-9_]+, stops the program.
 bool register_policy(const std::string& name, PolicyFactory factory);
+// A name a policy may have: [a-z0-9_]+, not "all" (it is a CSV cell and a command-line choice).
+bool plain_policy_name(const std::string& name);
 bool known_policy(const std::string& name);
 std::vector<std::string> policy_names();   // every registered name, built-in first
 std::vector<std::string> builtin_names();  // what --policy all runs

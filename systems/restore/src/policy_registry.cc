@@ -17,11 +17,15 @@ std::vector<NamedPolicy>& registry() {
 }
 }  // namespace
 
-bool register_policy(const std::string& name, PolicyFactory factory) {
+bool plain_policy_name(const std::string& name) {
   const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
   });
-  if (!plain || name == "all") {  // it names a CSV column's value and a command-line choice
+  return plain && name != "all";
+}
+
+bool register_policy(const std::string& name, PolicyFactory factory) {
+  if (!plain_policy_name(name)) {  // it names a CSV column's value and a command-line choice
     std::cerr << "restore-sim: error: a policy's name must be lowercase letters, digits and _ (not 'all'), not '"
               << name << "'\n";
     std::exit(2);

@@ -10,6 +10,7 @@
 
 #include "artifact/rng.h"
 #include "queue.h"
+#include "remote_policy.h"
 
 namespace restore {
 
@@ -64,7 +65,16 @@ size_t release_and_measure(std::unique_ptr<Policy>& policy) {
 RunStats simulate(const SimConfig& config, Workload& workload) {
   const auto wall_start = std::chrono::steady_clock::now();
   const size_t n_tiers = config.tiers.size();
-  auto policy = make_policy(config.policy, config.tiers, workload.pages(), config.params);
+  std::unique_ptr<Policy> policy;
+  RemotePolicy* remote = nullptr;  // the policy, when it runs in another process
+  if (config.remote()) {
+    auto r = std::make_unique<RemotePolicy>(config.policy, config.tiers, workload.pages(), config.params,
+                                            config.remote_in, config.remote_out);
+    remote = r.get();
+    policy = std::move(r);
+  } else {
+    policy = make_policy(config.policy, config.tiers, workload.pages(), config.params);
+  }
   const std::vector<uint8_t> placement = initial_placement(config, workload);
   policy->place(placement);
   PlacementCheck check(config.policy, config.tiers, placement);
@@ -121,7 +131,12 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
     }
     // A migration reads the page on its tier and writes it on the other, issued now, without
     // blocking the client (as the original emulator's detached tasks).
-    check.apply(moves);
+    try {
+      check.apply(moves);
+    } catch (const PolicyError& e) {
+      if (remote) remote->refused(e);
+      throw;
+    }
     for (const Move& m : moves) {
       devices[m.from].submit(t, Op::kRead);
       devices[m.to].submit(t, Op::kWrite);
@@ -135,6 +150,14 @@ RunStats simulate(const SimConfig& config, Workload& workload) {
   s.requests = n;
   for (const TierDevice& d : devices) s.data_access_us = std::max(s.data_access_us, d.busy_until());
   s.policy_ns = policy_ns;
+  if (remote) {
+    // The host's account: its policy's count, and the heap it freed in its own process.
+    const RemotePolicy::End end = remote->finish();
+    s.policy_memory_bytes = end.memory_bytes;
+    s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    s.policy_heap_bytes = end.heap_bytes;
+    return s;
+  }
   s.policy_memory_bytes = policy->memory_bytes();
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   s.policy_heap_bytes = release_and_measure(policy);

@@ -29,6 +29,10 @@ struct SimConfig {
   std::string policy = "restore";  // a name of the policy registry (policy.h)
   PolicyParams params;
   bool cpu_timing = true;  // measure the time spent in the policy (steady_clock per access)
+  // The policy runs in another process (remote_policy.h): requests to remote_out, replies from
+  // remote_in (-1: in this process). The simulator only.
+  int remote_in = -1, remote_out = -1;
+  bool remote() const { return remote_in >= 0 || remote_out >= 0; }
 };
 
 struct RunStats {

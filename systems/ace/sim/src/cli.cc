@@ -1,10 +1,15 @@
 #include "cli.h"
 
+#include <fcntl.h>
+
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
 #include "artifact/atomic_file.h"
 #include "artifact/command_line.h"
+#include "artifact/wire.h"
+#include "remote_policy.h"
 
 namespace acesim {
 
@@ -27,6 +32,8 @@ const char* usage() {
   --out FILE                    CSV output (stdout)
   --io-log FILE                 every I/O phase, one line each: R|W and the pages read or written at once
   --grid FILE                   one configuration per row: a header of option names, then values
+  --remote-fds IN,OUT           --policy runs in another process (a policy host, remote_policy.h): this one
+                                writes its questions to file descriptor OUT and reads the answers from IN
 )";
 }
 
@@ -60,8 +67,7 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "synthetic") {
       o.synthetic = true;
     } else if (name == "policy") {
-      if (!known_policy(value)) throw InputError("--policy must be one of " + policy_names() + ", not '" + value + "'");
-      c.policy = value;
+      c.policy = value;  // checked below, once --remote-fds is known
     } else if (name == "ace") {
       c.ace = artifact::on_off(name, value);
     } else if (name == "prefetch") {
@@ -118,11 +124,32 @@ Options parse_args(const std::vector<std::string>& args) {
       o.io_log = value;
     } else if (name == "grid") {
       o.grid = value;
+    } else if (name == "remote-fds") {
+      try {
+        artifact::wire::parse_fds(value, &o.remote_in, &o.remote_out);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(std::string("--remote-fds ") + e.what());
+      }
+      for (int fd : {o.remote_in, o.remote_out})
+        if (fd == 1 || fd == 2)
+          throw InputError("--remote-fds cannot use file descriptor " + std::to_string(fd) +
+                           ": stdout and stderr carry the CSV and the messages");
+      o.remote = true;
     } else {
       throw InputError("unknown option --" + name);
     }
   }
   if (!o.grid.empty() && !o.io_log.empty()) throw InputError("--io-log logs one configuration, not a --grid");
+  if (!o.grid.empty() && o.remote)
+    throw InputError("--remote-fds runs one configuration with one policy process, not a --grid");
+  const std::string& policy = o.config.policy;
+  if (!o.remote && !known_policy(policy))
+    throw InputError("--policy must be one of " + policy_names() + ", not '" + policy + "'");
+  // the policy process's policy: only its name is known here, which the CSV shows
+  if (o.remote && (policy.empty() || !std::all_of(policy.begin(), policy.end(), [](char ch) {
+                     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+                   })))
+    throw InputError("--policy must be a name of lowercase letters, digits and _, not '" + policy + "'");
   if (o.help || !o.grid.empty()) return o;  // a grid's rows are checked one by one
 
   const Config& c = o.config;
@@ -140,7 +167,7 @@ Options parse_args(const std::vector<std::string>& args) {
   return o;
 }
 
-const artifact::Grid kGrid = {{"grid", "out", "io-log"}, {"synthetic"}};
+const artifact::Grid kGrid = {{"grid", "out", "io-log", "remote-fds"}, {"synthetic"}};
 
 std::string csv_header() {
   return "policy,ace,prefetch,n_w,n_e,pool_pages,cflru_window,read_latency_us,alpha,k_r,k_w,"
@@ -174,17 +201,32 @@ std::string csv_row(const Options& o, const Simulator& sim) {
 }
 
 std::string Runner::run(const Options& o) {
-  Simulator sim(o.config);
+  const std::vector<Op>* ops = nullptr;  // the trace, read before a policy process is asked anything
+  if (!o.synthetic) {
+    auto& trace = traces_[std::make_pair(o.trace, o.trace_format)];
+    if (!trace) trace = std::make_shared<std::vector<Op>>(read_trace(o.trace, o.trace_format));
+    ops = trace.get();
+  }
+  Config config = o.config;
+  RemotePolicy* remote = nullptr;
+  if (o.remote) {
+    for (int fd : {o.remote_in, o.remote_out})
+      if (::fcntl(fd, F_GETFD) == -1)
+        throw InputError("--remote-fds: file descriptor " + std::to_string(fd) + " is not open");
+    config.policy_factory = [&](const std::vector<FrameState>& frames, const PolicyOptions& options) {
+      auto policy = std::make_unique<RemotePolicy>(frames, o.config.policy, options, o.remote_in, o.remote_out);
+      remote = policy.get();
+      return std::unique_ptr<Policy>(std::move(policy));
+    };
+  }
+  Simulator sim(config);
   std::ostringstream io_log;
   if (!o.io_log.empty()) sim.set_io_log(&io_log);
-  if (o.synthetic) {
-    replay(sim, o.workload);
-  } else {
-    auto key = std::make_pair(o.trace, o.trace_format);
-    auto& ops = traces_[key];
-    if (!ops) ops = std::make_shared<std::vector<Op>>(read_trace(o.trace, o.trace_format));
+  if (ops)
     replay(sim, *ops, o.pg_repins);
-  }
+  else
+    replay(sim, o.workload);
+  if (remote) remote->finish();  // every notification reached the policy, and none threw
   if (!o.io_log.empty()) artifact::write_file_atomically(o.io_log, io_log.str());
   return csv_row(o, sim);
 }

@@ -21,6 +21,9 @@ struct Options {
   std::string out;     // empty: stdout
   std::string io_log;  // empty: none (Simulator::set_io_log)
   std::string grid;    // a CSV of configurations, one per row
+  // --remote-fds IN,OUT: the policy runs in another process (remote_policy.h), asked over these
+  bool remote = false;
+  int remote_in = -1, remote_out = -1;
   bool help = false;
 };
 

@@ -12,7 +12,8 @@ uint64_t rounds(uint64_t m, int k) { return (m + static_cast<uint64_t>(k) - 1) /
 Simulator::Simulator(const Config& config) : cfg_(config) {
   if (cfg_.pool_pages < 1) throw std::invalid_argument("pool_pages must be at least 1");
   frames_.resize(static_cast<size_t>(cfg_.pool_pages));
-  policy_ = make_policy(cfg_.policy, frames_, PolicyOptions{cfg_.cflru_window, cfg_.seed});
+  const PolicyOptions options{cfg_.cflru_window, cfg_.seed};
+  policy_ = cfg_.policy_factory ? cfg_.policy_factory(frames_, options) : make_policy(cfg_.policy, frames_, options);
   free_.resize(frames_.size());
   for (size_t i = 0; i < free_.size(); i++) free_[i] = static_cast<Frame>(i);
   map_.reserve(frames_.size() * 2);

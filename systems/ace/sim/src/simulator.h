@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -42,6 +43,9 @@ struct Config {
   Device device;
   double cpu_us_per_access = 0;
   uint64_t seed = 1;  // ExpCache's expert sampling (and the synthetic workload)
+  // When set, builds the policy in place of the registry: the frames and {cflru_window, seed}
+  // (ace-sim --remote-fds: a RemotePolicy, remote_policy.h). `policy` still names it.
+  std::function<std::unique_ptr<Policy>(const std::vector<FrameState>&, const PolicyOptions&)> policy_factory;
 };
 
 struct Counters {
