@@ -20,7 +20,7 @@ SNAKEMAKE := snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workf
 	$(if $(RERUN_ON_RUNTIME_CHANGE),rerun_on_runtime_change=$(RERUN_ON_RUNTIME_CHANGE)) --rerun-incomplete
 
 .PHONY: help setup setup-test check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-quick test-cgroup-v2 test-ace-matrix test-ace-patches lint clean guide guide-check \
-	images images-lock images-save grade lab-key labs lab-dist lab-grade-all
+	images images-lock images-save grade lab-key labs lab-dist lab-gradescope lab-grade-all
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
@@ -43,6 +43,7 @@ help:
 	@echo "make grade LAB=n SUBMISSION=dir STUDENT=id KEY=file   grade a course lab's submission (labs/README.md)"
 	@echo "make lab-key KEY=file   write an instructor's secret key for the labs' hidden parameters"
 	@echo "make lab-dist LAB=n [KEY=file]   the students' tarball (no solutions, no graders' tests, no key)"
+	@echo "make lab-gradescope LAB=n KEY=file   Gradescope's autograder zip for a lab: labs/build/gradescope/lab-<n>.zip (holds the key)"
 	@echo "make lab-grade-all LAB=n SUBMISSIONS=dir KEY=file   grade one subfolder per student into one CSV"
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
 	@echo "make plan        the $(PROFILE) profile's jobs per device and node, their estimated hours and the critical path"
@@ -269,7 +270,17 @@ lab-dist: setup
 	@test -n "$(LAB)" || { echo "usage: make lab-dist LAB=<n>"; exit 2; }
 	@python -m labkit.dist --lab "$(LAB)" $(if $(KEY),--key "$(KEY)")
 
+# Gradescope's autograder (labs/labkit/gradescope.py): CONFIG, overrides of lab.yaml as for grade; TIMEOUT_MIN,
+# the assignment's autograder timeout on Gradescope (default 10); STUDENT_ID, the field of
+# submission_metadata.json's users that names a student (email, the default; sid; id).
+lab-gradescope: setup
+	@test -n "$(LAB)" -a -n "$(KEY)" || \
+	  { echo "usage: make lab-gradescope LAB=<n> KEY=<file> [CONFIG=<file>] [TIMEOUT_MIN=<minutes>] [STUDENT_ID=email|sid|id]"; exit 2; }
+	@python -m labkit.gradescope build --lab "$(LAB)" --key "$(KEY)" $(if $(CONFIG),--config "$(CONFIG)") \
+	  $(if $(TIMEOUT_MIN),--timeout-min "$(TIMEOUT_MIN)") $(if $(STUDENT_ID),--student-id "$(STUDENT_ID)")
+
 lab-grade-all: setup
 	@test -n "$(LAB)" -a -n "$(SUBMISSIONS)" || \
-	  { echo "usage: make lab-grade-all LAB=<n> SUBMISSIONS=<folder of one folder per student id> [KEY=<file>] [CONFIG=<file>]"; exit 2; }
-	@python -m labkit.grade --lab "$(LAB)" --all "$(SUBMISSIONS)" $(if $(KEY),--key "$(KEY)") $(if $(CONFIG),--config "$(CONFIG)")
+	  { echo "usage: make lab-grade-all LAB=<n> SUBMISSIONS=<folder of one folder per student id> [KEY=<file>] [CONFIG=<file>] [WEAK_SANDBOX=1]"; exit 2; }
+	@python -m labkit.grade --lab "$(LAB)" --all "$(SUBMISSIONS)" $(if $(KEY),--key "$(KEY)") $(if $(CONFIG),--config "$(CONFIG)") \
+	  $(if $(WEAK_SANDBOX),--weak-sandbox)

@@ -59,19 +59,21 @@ jobs:
       - name: Grade lab {lab} (make setup, then the grader; results.json)
         # --device /dev/fuse + --cap-add SYS_ADMIN: emussd mounts a FUSE file system;
         # apparmor=unconfined: Ubuntu's default AppArmor profile for containers forbids mount.
+        # The key reaches the grader as a file (mounted read-only), never in an environment.
         env:
           LAB_SECRET_KEY: ${{{{ secrets.LAB_SECRET_KEY }}}}
         run: |
           sudo modprobe fuse
+          (umask 077; printf '%s' "$LAB_SECRET_KEY" > "$RUNNER_TEMP/lab.key")
           docker run --rm --init --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \\
-            -v "$GITHUB_WORKSPACE:$GITHUB_WORKSPACE" -w "$GITHUB_WORKSPACE" -e LAB_SECRET_KEY -e GITHUB_ACTOR \\
-            debian:12 bash -c '
+            -v "$GITHUB_WORKSPACE:$GITHUB_WORKSPACE" -w "$GITHUB_WORKSPACE" -e GITHUB_ACTOR \\
+            -v "$RUNNER_TEMP/lab.key:/run/lab.key:ro" debian:12 bash -c '
               set -euo pipefail
               apt-get update -qq
               apt-get install -y -qq --no-install-recommends git make ca-certificates >/dev/null
               git config --global --add safe.directory "$PWD"
               make setup
-              .venv/bin/python -m labkit.grade --lab {lab} --submission {submission} \\
+              .venv/bin/python -m labkit.grade --lab {lab} --submission {submission} --key /run/lab.key \\
                 --student "{'${GITHUB_ACTOR:-student}'}" --results results.json'
 {"".join(steps)}      - name: Report to GitHub Classroom
         uses: classroom-resources/autograding-grading-reporter@v1

@@ -27,7 +27,9 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import report, sandbox, seeds
@@ -183,6 +185,23 @@ def _write_table(table: Path, config: dict, rows: list[dict]) -> None:
     temporary.replace(table)
 
 
+@contextmanager
+def _key_file(given: Path | None, key: bytes):
+    """The key as a file the students' grader processes read (`given`, or a private temporary one
+    when the key came from the environment: it is passed by file, never in an environment)."""
+    if given is not None:
+        yield given
+        return
+    folder = Path(tempfile.mkdtemp(prefix="lab-key-"))
+    try:
+        path = folder / "key"
+        path.write_bytes(key)
+        os.chmod(path, 0o600)
+        yield path
+    finally:
+        sandbox.remove_tree(folder)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m labkit.grade", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lab", type=int, required=True)
@@ -208,8 +227,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise CannotGrade(f"this machine's sandbox does not hold in full ({made_of}): a submission could "
                                   "reach outside it. Grade on Linux 5.13 or later on x86_64 (or in the lab image), "
                                   "or pass --weak-sandbox to go on anyway")
-            grade_all(args.lab, args.all, args.key, config, args.config,
-                      args.csv or LABS_DIR / "build" / "grades" / f"lab-{args.lab}.csv")
+            with _key_file(args.key, key) as key_file:
+                grade_all(args.lab, args.all, key_file, config, args.config,
+                          args.csv or LABS_DIR / "build" / "grades" / f"lab-{args.lab}.csv")
             return 0
         student = check_student(args.student)
         target = args.results or LABS_DIR / "build" / "grades" / f"lab-{args.lab}" / student / "results.json"

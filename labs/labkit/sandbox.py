@@ -277,6 +277,7 @@ class Running:
         self.started, self.deadline = started, started + limits.wall_s
         self.stopped = ""  # why the grader stopped it, once it has
         self._output = _Capture(output_fd, keep_head=keep_head, keep_tail=4 * OUTPUT_KEPT)
+        self.report_fifo = report_fifo
         self._report = _Capture.fifo(report_fifo) if report_fifo is not None else None
 
     @property
@@ -315,6 +316,8 @@ class Running:
         seconds = time.monotonic() - self.started
         output, head = self._output.close()
         report = self._report.close()[0] if self._report else ""
+        if self.report_fifo is not None:
+            self.report_fifo.unlink(missing_ok=True)
         outcome = Outcome(value=self.child.returncode, output=output, head=head, report=report, seconds=seconds)
         if self.stopped:
             outcome.error = self.stopped
@@ -360,6 +363,8 @@ def start(command: list[str], *, work: Path, limits: Limits, readable=(), writab
         fifo = []
         if report_to is not None:
             fifo = [f"{report_to}.{os.getpid()}"]
+            if os.path.lexists(fifo[0]):  # an earlier run's, whose process had this pid
+                os.unlink(fifo[0])
             os.mkfifo(fifo[0], 0o600)
             if uid is not None:
                 os.chown(fifo[0], uid, uid)
@@ -600,8 +605,17 @@ def _kill(pid: int) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     uid = _User.get()
-    if uid is not None:
-        subprocess.run(["kill", "-s", "KILL", "--", "-1"], user=uid, group=uid, extra_groups=[],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if uid is not None:  # kill(-1) as that user: every process it may signal, which are its own
+        helper = os.fork()
+        if helper == 0:
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                if os.getresuid() == (uid, uid, uid):  # never as root: kill(-1) would end the machine's processes
+                    os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(helper, 0)
 
 

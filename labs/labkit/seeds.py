@@ -19,14 +19,15 @@ class SecretKeyError(ValueError):
 
 
 def load_key(key_file: Path | None) -> bytes:
-    """The instructor's secret: a file's contents, else $LAB_SECRET_KEY; refused when short."""
+    """The instructor's secret: a file's contents, else $LAB_SECRET_KEY (then removed from this
+    process's environment); refused when short."""
     if key_file is not None:
         try:
             key = Path(key_file).read_bytes().strip()
         except OSError as error:
             raise SecretKeyError(f"cannot read the secret key file {key_file}: {error.strerror}") from error
-    else:
-        key = os.environ.get(KEY_ENV, "").encode()
+    else:  # taken out of the environment, so that no process the grader starts inherits it
+        key = os.environ.pop(KEY_ENV, "").encode()
     if len(key) < 16:
         raise SecretKeyError("the instructor's secret key is missing or shorter than 16 bytes: pass KEY=<file> "
                         f"(make lab-key writes one) or set {KEY_ENV}")

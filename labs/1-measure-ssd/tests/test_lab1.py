@@ -61,6 +61,22 @@ def test_a_malformed_sweep_result_says_what_is_wrong(value, message):
         grader._curves(value)
 
 
+def test_measure_is_the_graders_and_a_sweep_may_return_only_what_it_gave(tmp_path):
+    measurements = grader.Measurements(tmp_path, tmp_path / "fio", 300, 100, 1.0, {"max_threads": 8, "max_points": 2})
+    for op, threads, message in (("trim", 1, "op must be 'read' or 'write'"), ("read", 0, "from 1 to 8"),
+                                 ("read", 9, "from 1 to 8"), ("read", 2.0, "whole number"), ("read", True, "whole")):
+        with pytest.raises(ValueError, match=message):
+            measurements.measure(op, threads)
+    given = {"threads": 2, "iops": 1000.0, "bandwidth_bytes_s": 4.096e6, "lat_mean_us": 2000.0}
+    measurements.points = [{"op": "read", **given}, {"op": "write", **given}]
+    with pytest.raises(RuntimeError, match="more than 2 times"):
+        measurements.measure("read", 1)
+    assert grader._curves({"read": [given], "write": [given]}, measurements)["read"] == [given]
+    for forged in ({**given, "iops": 1001.0}, {**given, "threads": 3}):
+        with pytest.raises(ValueError, match="a point measure\\(\\) did not give"):
+            grader._curves({"read": [forged], "write": [given]}, measurements)
+
+
 def scores(result: dict) -> dict:
     return {test["name"].split()[0]: (test["score"], test["output"]) for test in result["tests"]}
 
