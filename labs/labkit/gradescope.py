@@ -131,7 +131,7 @@ done
 mapfile -t wanted < <(sed 's/#.*//' "$ARTIFACT"/containers/{{python,toolchain,lab}}/packages.txt | awk NF | sort -u)
 wanted+=(procps)
 [ -n "$PYTHON" ] || wanted+=(ca-certificates)
-# Ubuntu 22.04's g++ is 11: the systems are C++20 as Debian 12's g++ 12 compiles them.
+# g++ 12 as in Debian 12 and the lab image, where students compile (Ubuntu 22.04's is 11).
 if [ "$ID" = ubuntu ] && [ "${{VERSION_ID%%.*}}" -lt 23 ]; then wanted+=(g++-12); fi
 missing=()
 for pkg in "${{wanted[@]}}"; do
@@ -169,6 +169,7 @@ else
   else  # no Python 3.11 package here (Ubuntu 24.04): uv's own build of it
     export UV_PYTHON_DOWNLOADS=automatic UV_PYTHON_INSTALL_DIR="$SOURCE/tools/python"
   fi
+  export UV_SYSTEM_CERTS=1  # the system's certificates, as workflow/setup.sh: a proxy's own CA works too
   say "creating the locked Python environment $ARTIFACT/.venv from uv.lock"
   (cd "$ARTIFACT" && UV_PROJECT_ENVIRONMENT="$ARTIFACT/.venv" "$SOURCE/tools/uv/bin/uv" sync --frozen --quiet \\
     --no-default-groups --no-install-project --compile-bytecode --python "${{python:-3.11}}")
