@@ -263,3 +263,57 @@ def test_cli_prints_csv(io_dir, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ",".join(app.COLUMNS) and len(lines) == 3
     assert lines[1].startswith(f"{io_dir.name},1,") and lines[2].startswith(f"{io_dir.name},2,")
+
+
+# --- on a device in this process (emussd.library.Device's interface) --------------------------
+
+class RecordingDevice:
+    """Stands for an emulated device in the process: records each page charged to it, sleeps not."""
+
+    def __init__(self):
+        self.charged, self.lock = [], threading.Lock()
+
+    def serve(self, op, nbytes, arrival_ns):
+        assert arrival_ns <= time.monotonic_ns()  # taken before the I/O, on the model's clock
+        with self.lock:
+            self.charged.append((op, nbytes))
+
+
+def test_every_page_io_is_charged_to_the_device(data_file):
+    device = RecordingDevice()
+    result = _run(data_file, write_batch=4, max_operations=400, seed=3, device=device)
+    reads = device.charged.count(("read", PAGE))
+    writes = device.charged.count(("write", PAGE))
+    assert len(device.charged) == reads + writes
+    assert reads == result["reads"]
+    assert writes == 4 * result["batches"] + result["final_flush_pages"]  # one charge per page written back
+
+
+def test_a_device_does_not_change_the_operations(data_file):
+    """Same seed, same operation sequence with or without a device (only the timing may differ)."""
+    keys = ("operations", "reads", "writes", "batches", "final_flush_pages")
+    plain = _run(data_file, write_batch=4, max_operations=300, seed=5)
+    charged = _run(data_file, write_batch=4, max_operations=300, seed=5, device=RecordingDevice())
+    assert {key: plain[key] for key in keys} == {key: charged[key] for key in keys}
+
+
+def test_with_a_device_a_file_system_without_direct_io_is_used_buffered(data_file, monkeypatch):
+    """The device's model sets the timing, so a file system that refuses O_DIRECT (tmpfs before
+    Linux 6.6, a container's) serves; without a device it is still refused (above)."""
+    def refuse(path, flags, *args):
+        if flags & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "Invalid argument", str(path))
+        return real_open(path, flags, *args)
+
+    real_open = os.open
+    monkeypatch.setattr(os, "open", refuse)
+    device = RecordingDevice()
+    result = _run(data_file, max_operations=20, device=device)
+    assert result["operations"] == 20 and len(device.charged) >= 20
+
+
+def test_the_sweep_passes_the_device_to_every_run(io_dir):
+    device = RecordingDevice()
+    rows = app.sweep(io_dir, batches=[1, 2], read_fraction=0.5, pages=32, page_size=PAGE, duration_s=0.05, seed=1,
+                     alpha=2.0, k_w=2, sparse=True, device=device)
+    assert len(rows) == 2 and device.charged

@@ -5,6 +5,7 @@
 #   ARTIFACT_SANITIZE=address,undefined (or thread, ...) builds everything with those sanitizers;
 #   artifact_common: the common library, an OBJECT library: a system's static library that links
 #     it holds its objects, so that the labs link students' plug-ins against that one library;
+#   artifact_device_library(): libartifact_device.so, the device model's C API (artifact/device.h);
 #   artifact_tests(<OPTION>) and artifact_test(<name> SOURCES ... LIBRARIES ... [LABELS ...]
 #     [WITH_COMMON_TESTS]): the GoogleTest executables, found by ctest (gtest_discover_tests),
 #     built unless -D<OPTION>=OFF.
@@ -29,11 +30,23 @@ endif()
 find_package(Threads REQUIRED)
 
 add_library(artifact_common OBJECT ${ARTIFACT_COMMON_DIR}/src/atomic_file.cc ${ARTIFACT_COMMON_DIR}/src/command_line.cc
-                           ${ARTIFACT_COMMON_DIR}/src/wire.cc)
+                           ${ARTIFACT_COMMON_DIR}/src/wire.cc ${ARTIFACT_COMMON_DIR}/src/device_model.cc)
 target_include_directories(artifact_common PUBLIC ${ARTIFACT_COMMON_DIR}/include)
+target_link_libraries(artifact_common PUBLIC Threads::Threads)
 
 set(ARTIFACT_COMMON_TESTS ${ARTIFACT_COMMON_DIR}/tests/rng_test.cc ${ARTIFACT_COMMON_DIR}/tests/command_line_test.cc
-                          ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc ${ARTIFACT_COMMON_DIR}/tests/wire_test.cc)
+                          ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc ${ARTIFACT_COMMON_DIR}/tests/wire_test.cc
+                          ${ARTIFACT_COMMON_DIR}/tests/device_model_test.cc)
+# The device model's wall-clock bounds (a system's tests labelled "timing" run them).
+set(ARTIFACT_COMMON_TIMING_TESTS ${ARTIFACT_COMMON_DIR}/tests/device_model_timing_test.cc)
+
+# libartifact_device.so: the device model behind a C API, for fio's engine and for Python (ctypes).
+# Its own position-independent build of the model, so the static libraries stay as they are.
+function(artifact_device_library)
+  add_library(artifact_device SHARED ${ARTIFACT_COMMON_DIR}/src/device_model.cc ${ARTIFACT_COMMON_DIR}/src/device.cc)
+  target_include_directories(artifact_device PUBLIC ${ARTIFACT_COMMON_DIR}/include)
+  target_link_libraries(artifact_device PRIVATE Threads::Threads)
+endfunction()
 
 # The option <option> (ON) that builds the tests; when ON, GoogleTest must be there.
 macro(artifact_tests option)

@@ -3,6 +3,11 @@ every phase's pages issued at once."""
 
 from __future__ import annotations
 
+import errno
+import os
+import threading
+import time
+
 import pytest
 
 from ace import io_replay, sim
@@ -44,3 +49,36 @@ def test_the_simulators_schedule_runs_on_a_file_page_for_page(tmp_path):
         pytest.skip(str(error))
     assert (done["pages_read"], done["pages_written"]) == (row["misses"], row["pages_written"])
     assert done["phases"] == len(phases) and done["seconds"] > 0
+
+
+class RecordingDevice:
+    """Stands for an emulated device in the process (emussd.library.Device): records each page."""
+
+    def __init__(self):
+        self.charged, self.lock = [], threading.Lock()
+
+    def serve(self, op, nbytes, arrival_ns):
+        assert arrival_ns <= time.monotonic_ns()  # taken before the I/O, on the model's clock
+        with self.lock:
+            self.charged.append((op, nbytes))
+
+
+def test_with_a_device_every_page_is_charged_to_it(tmp_path, monkeypatch):
+    """Each page read or written is charged once, on a file system with or without O_DIRECT (the
+    device's model, not the file, sets the timing)."""
+    phases = [("R", [1, 2, 3]), ("W", [4, 5]), ("R", [6]), ("W", [7, 8, 9, 10])]
+    data = writeback_app.prepare(tmp_path, 16, PAGE, sparse=True)
+    real_open = os.open
+
+    def refuse(path, flags, *args):
+        if flags & os.O_DIRECT:
+            raise OSError(errno.EINVAL, "Invalid argument", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(RuntimeError, match="direct I/O"):  # without a device: refused, as before
+        io_replay.replay(phases, data, PAGE)
+    device = RecordingDevice()
+    done = io_replay.replay(phases, data, PAGE, device=device)
+    assert (done["pages_read"], done["pages_written"]) == (4, 6)
+    assert sorted(device.charged) == sorted([("read", PAGE)] * 4 + [("write", PAGE)] * 6)

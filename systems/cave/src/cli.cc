@@ -17,6 +17,7 @@
 
 #include "algorithms.h"
 #include "common.h"
+#include "emulation.h"
 #include "engine.h"
 #include "generate.h"
 #include "info.h"
@@ -40,6 +41,8 @@ const char* usage() {
         [--walks K (1000)] [--walk-length L (vertices / walks)] [--seed S (42)]: randomwalk
         [--dfs-threshold T (8)]: dfs      [--traversal NAME (cave)]: bfs, wcc (a plug-in's BFS and WCC)
         [--values-out FILE] [--timeline-out FILE] [--timeline-ms T (100)]
+        [--emulate read_latency_us=X,alpha=A,k_r=N,k_w=N[,time_dilation=D]]: block reads charged to an
+                                          emulated SSD in the process (emussd's model, no FUSE)
 )";
 }
 
@@ -355,6 +358,9 @@ int cmd_run(const Args& a, std::ostream& out) {
   const std::string timeline_out = a.str("timeline-out", "-");
   const Traversal* traverse = algo == "bfs" || algo == "wcc" ? &traversal(a.str("traversal", "cave")) : nullptr;
 
+  // Before the graph is opened, so that every block read is charged; once, so nothing changes it later.
+  if (a.has("emulate")) start_emulation(a.str("emulate"));
+
   Counters counters;
   const auto t_load = Clock::now();
   Graph g(path, engine, counters);
@@ -493,12 +499,13 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
       return cmd_convert(Args(cmd, args, 2, {"input", "format", "output"}, {"undirected", "renumber"}), out);
     if (cmd == "info") return cmd_info(Args(cmd, args, 2, {"graph", "sweeps"}, {}), out);
     if (cmd == "run")
-      return cmd_run(Args(cmd, args, 2,
-                          {"graph", "algorithm", "variant", "io-threads", "io-engine", "cache-blocks", "cache-bytes",
-                           "cache-fraction", "source", "iterations", "damping", "walks", "walk-length", "seed",
-                           "dfs-threshold", "values-out", "timeline-out", "timeline-ms", "traversal"},
-                          {}),
-                     out);
+      return cmd_run(
+          Args(cmd, args, 2, {"graph",        "algorithm",    "variant",        "io-threads", "io-engine",
+                              "cache-blocks", "cache-bytes",  "cache-fraction", "source",     "iterations",
+                              "damping",      "walks",        "walk-length",    "seed",       "dfs-threshold",
+                              "values-out",   "timeline-out", "timeline-ms",    "traversal",  "emulate"},
+               {}),
+          out);
     throw UsageError("unknown command '" + cmd + "' (allowed: generate, convert, info, run)");
   } catch (const UsageError& e) {
     err << "cave: error: " << e.what() << "\n";

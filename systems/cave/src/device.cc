@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
+#include "artifact/device_model.h"
 #include "common.h"
+#include "emulation.h"
 #include "format.h"
 
 #ifdef CAVE_HAVE_URING
@@ -30,6 +33,23 @@ bool uring_compiled() {
 
 namespace {
 
+// The emulated device (--emulate), if any: set once, before the graph is opened, and never changed.
+// Internal linkage, so that a plug-in traversal linked into the engine cannot reach it; it lives
+// until the process ends, since the workers read through it to the end.
+std::atomic<artifact::DeviceModel*> emulated{nullptr};
+
+// Does one block read (`io`), charged to the emulated device when there is one: the device books
+// it as of the moment before the read and sleeps to its booked end (artifact::DeviceModel::serve).
+template <class IO>
+void charged(IO&& io) {
+  artifact::DeviceModel* model = emulated.load(std::memory_order_acquire);
+  if (model == nullptr) return io();
+  model->serve(artifact::Op::kRead, kBlockSize, [&] {
+    io();
+    return kBlockSize;
+  });
+}
+
 std::string read_error(uint64_t block, int err) {
   std::string msg = "read of block " + std::to_string(block) + " failed: " + errno_text(err);
   if (err == EINVAL) msg += " (the file system refused an aligned O_DIRECT read)";
@@ -41,6 +61,11 @@ class PreadDevice final : public Device {
   PreadDevice(int fd, Counters& c) : Device(fd, c) {}
   ~PreadDevice() override { ::close(fd_); }
   void read(uint64_t block, void* buf) override {
+    charged([&] { read_block(block, buf); });
+  }
+
+ private:
+  void read_block(uint64_t block, void* buf) {
     size_t done = 0;
     while (done < kBlockSize) {
       ssize_t r = ::pread(fd_, static_cast<char*>(buf) + done, kBlockSize - done,
@@ -77,6 +102,11 @@ class UringDevice final : public Device {
   }
   ~UringDevice() override { ::close(fd_); }
   void read(uint64_t block, void* buf) override {
+    charged([&] { read_block(block, buf); });
+  }
+
+ private:
+  void read_block(uint64_t block, void* buf) {
     struct io_uring& ring = thread_ring();
     size_t done = 0;
     while (done < kBlockSize) {
@@ -107,7 +137,6 @@ class UringDevice final : public Device {
     counters_.bytes_read.fetch_add(kBlockSize, std::memory_order_relaxed);
   }
 
- private:
   struct Ring {
     struct io_uring ring;
     bool ok = false;
@@ -128,6 +157,22 @@ class UringDevice final : public Device {
 #endif
 
 }  // namespace
+
+void start_emulation(const std::string& spec) {
+  artifact::DeviceParams params;
+  std::string error;
+  if (!artifact::parse_params(spec, params, error)) throw UsageError("--emulate: " + error);
+  auto model = std::make_unique<artifact::DeviceModel>(params);
+  artifact::DeviceModel* none = nullptr;
+  if (!emulated.compare_exchange_strong(none, model.get(), std::memory_order_acq_rel))
+    throw RuntimeError("--emulate: the emulated device was started already; it cannot be changed");
+  model.release();
+}
+
+std::string emulation_stats() {
+  const artifact::DeviceModel* model = emulated.load(std::memory_order_acquire);
+  return model ? model->stats_json() : "";
+}
 
 std::unique_ptr<Device> open_device(const std::string& path, IoEngine engine, Counters& counters) {
   if (engine == IoEngine::Uring && !uring_compiled())

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "device_model.h"
+#include "artifact/device_model.h"
 #include "options.h"
 
 namespace emussd {

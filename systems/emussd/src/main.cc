@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "device_model.h"
+#include "artifact/device_model.h"
 #include "fs.h"
 #include "options.h"
 

@@ -4,9 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "device_model.h"
+#include "artifact/device_model.h"
 
 namespace emussd {
+
+// The device model is the artifact's one (systems/common), shared with the library device.
+using artifact::DeviceModel;
+using artifact::DeviceParams;
+using artifact::now_ns;
+using artifact::Op;
 
 struct Options {
   std::string backing;     // absolute path after validation

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "device_model.h"
+#include "artifact/device_model.h"
 
 namespace {
 
@@ -28,9 +28,9 @@ std::vector<int64_t> measure(int64_t duration_ns, int samples, int threads, bool
       prctl(PR_SET_TIMERSLACK, low_slack ? 1UL : 50000UL, 0, 0, 0);
       per[t].reserve(samples);
       for (int i = 0; i < samples; ++i) {
-        const int64_t deadline = emussd::now_ns() + duration_ns;
-        emussd::sleep_until_ns(deadline);
-        per[t].push_back(emussd::now_ns() - deadline);
+        const int64_t deadline = artifact::now_ns() + duration_ns;
+        artifact::sleep_until_ns(deadline);
+        per[t].push_back(artifact::now_ns() - deadline);
       }
     });
   }

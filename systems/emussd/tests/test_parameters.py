@@ -60,3 +60,27 @@ def test_alpha_below_one_is_a_declarable_device(binary):
     """A course may emulate a device with cached writes; "alpha >= 1 on flash" is a measured claim."""
     device = {**BASE, "alpha": 0.25}
     assert schema_accepts(device) and emussd_accepts(binary, device)
+
+
+@pytest.fixture(scope="module")
+def shared_library():
+    from emussd import library  # noqa: PLC0415
+
+    return library.build()
+
+
+def library_accepts(shared_library, device: dict) -> bool:
+    from emussd import library  # noqa: PLC0415
+
+    try:
+        library.Device(**{"page_size": 4096, **device}, library=shared_library).close()
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("key, value", [(key, value) for key, values in EDGES.items() for value in values])
+def test_the_library_device_and_emussd_accept_the_same_values(binary, shared_library, key, value):
+    """One model, one rule: fio's engine, Python's devices and CAVE's --emulate parse the same spec."""
+    device = {**BASE, key: value}
+    assert library_accepts(shared_library, device) == emussd_accepts(binary, device), device

@@ -29,6 +29,11 @@ every write lands in the file.
 Every written page is filled with 16-byte records ``(page number, write number)``
 (two little-endian uint64, write numbers counting the run's writes from 1), so
 what landed in the file can be checked.
+
+With ``device`` (an emulated device in this process, e.g. emussd.library.Device),
+the file is an ordinary one and each page read or written is then charged to the
+device (``device.serve(op, page_size, arrival_ns)``), which sleeps until the
+device would have served it: no FUSE mount is needed. Without it nothing changes.
 """
 
 from __future__ import annotations
@@ -112,13 +117,39 @@ def prepare(directory: Path, pages: int, page_size: int, *, sparse: bool = False
     return path
 
 
+def charged(io, op: str, device):
+    """`io` (read_page or write_page) as it is without a device; with one, each page charged to it
+    after the I/O, as of the moment before (time.monotonic_ns: the model's clock)."""
+    if device is None:
+        return io
+
+    def io_on_device(fd: int, buffer: mmap.mmap, offset: int, page_size: int) -> None:
+        arrival = time.monotonic_ns()
+        io(fd, buffer, offset, page_size)
+        device.serve(op, page_size, arrival)
+
+    return io_on_device
+
+
+def open_pages(data_file: Path, page_size: int, probe: mmap.mmap, device) -> int:
+    """open_direct; with a device, buffered I/O where the file system refuses O_DIRECT (tmpfs
+    before Linux 6.6), since the device's model, not the file, sets the timing then."""
+    try:
+        return open_direct(data_file, page_size, probe)
+    except RuntimeError:
+        if device is None:
+            raise
+        return os.open(data_file, os.O_RDWR)
+
+
 def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: int, duration_s: float,
-        seed: int, max_operations: int | None = None) -> dict:
+        seed: int, max_operations: int | None = None, device=None) -> dict:
     """Run the bufferpool on ``data_file`` for ``duration_s`` seconds (or ``max_operations``, whichever comes first).
 
     Returns operations, reads, writes, batches (full evictions in the timed
     loop), seconds (timed loop only), ops_per_s and final_flush_pages (dirty
-    pages written back after the clock stopped).
+    pages written back after the clock stopped). With ``device``, each page
+    I/O is charged to it (the module's doc).
     """
     if not isinstance(read_fraction, (int, float)) or not 0.0 <= read_fraction < 1.0:
         raise ValueError(f"read_fraction must be in [0, 1) (some writes are needed to batch), got {read_fraction!r}")
@@ -143,7 +174,8 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
     read_buffer = mmap.mmap(-1, page_size)
     slots = [mmap.mmap(-1, page_size) for _ in range(write_batch)]  # page-aligned, one per dirty page
     records_per_page = page_size // RECORD.size
-    fd = open_direct(data_file, page_size, read_buffer)
+    fd = open_pages(data_file, page_size, read_buffer, device)
+    read, write = charged(read_page, "read", device), charged(write_page, "write", device)
     try:
         with ThreadPoolExecutor(max_workers=write_batch, thread_name_prefix="writeback") as pool:
             # Start all write_batch threads now (each waits at the barrier, so none is idle
@@ -157,7 +189,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
             dirty: dict[int, int] = {}  # page -> slot holding its dirty contents
 
             def flush() -> None:
-                futures = [pool.submit(write_page, fd, slots[slot], page * page_size, page_size)
+                futures = [pool.submit(write, fd, slots[slot], page * page_size, page_size)
                            for page, slot in dirty.items()]
                 for future in futures:  # wait for all; re-raise the first failure
                     future.result()
@@ -171,7 +203,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
             while (now < deadline or dirty) and (max_operations is None or operations < max_operations):
                 page = rng.randrange(pages)
                 if rng.random() < read_fraction:
-                    read_page(fd, read_buffer, page * page_size, page_size)
+                    read(fd, read_buffer, page * page_size, page_size)
                     reads += 1
                 else:
                     writes += 1
@@ -197,7 +229,7 @@ def run(data_file: Path, *, read_fraction: float, write_batch: int, page_size: i
 
 def sweep(directory: Path, *, batches: list[int], read_fraction: float, pages: int, page_size: int,
           duration_s: float, seed: int, alpha: float | None, k_w: int, sparse: bool = False,
-          prepare_in: Path | None = None, repeats: int = 1) -> list[dict]:
+          prepare_in: Path | None = None, repeats: int = 1, device=None) -> list[dict]:
     """Prepare the data file once, run the bufferpool for every write batch (same seed, so the
     same operation sequence) and return one tidy row per batch (columns: ``COLUMNS``).
 
@@ -208,7 +240,8 @@ def sweep(directory: Path, *, batches: list[int], read_fraction: float, pages: i
     of batch 1 gave 3.05 where the model and every other run gave 2.5-2.6.
 
     `prepare_in` is where the file is created when that is not `directory` itself: an
-    emulated device's backing directory, so the file is not laid out through the device."""
+    emulated device's backing directory, so the file is not laid out through the device.
+    `device`: an emulated device in this process that each page I/O is charged to (run())."""
     batches = list(batches)
     if not batches:
         raise ValueError("batches must not be empty")
@@ -228,7 +261,7 @@ def sweep(directory: Path, *, batches: list[int], read_fraction: float, pages: i
     rounds = []
     for _ in range(repeats):
         results = {batch: run(data_file, read_fraction=read_fraction, write_batch=batch, page_size=page_size,
-                              duration_s=duration_s, seed=seed) for batch in batches}
+                              duration_s=duration_s, seed=seed, device=device) for batch in batches}
         if not results[1]["ops_per_s"] > 0:
             raise RuntimeError("write_batch = 1 completed no operation: no speedup baseline")
         rounds.append(results)

@@ -1,6 +1,8 @@
 // The emulated device: booking in FIFO order, the service-time rule, counters.
 //
-// Kept free of FUSE so that it can be unit-tested on its own. A request is
+// The one device model of the artifact: emussd's FUSE file system, the library device
+// (artifact/device.h: fio's engine, Python through ctypes) and CAVE's --emulate all serve
+// through it, so that they emulate the same device. A request is
 // served as: do the real backing I/O -> book its service under the mutex
 // (start = the earliest moment a slot of its kind, and a shared channel if
 // any, is free; end = start + declared service time) -> sleep once, to the
@@ -21,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace emussd {
+namespace artifact {
 
 // The device's declared parameters. Names follow the project's device model.
 struct DeviceParams {
@@ -37,6 +39,15 @@ struct DeviceParams {
   // when results are reported).
   double time_dilation = 1.0;
 };
+
+// What is wrong with `p` ("" when nothing): the ranges emussd's command line and
+// configs/schemas/devices.schema.yaml accept.
+std::string check_params(const DeviceParams& p);
+
+// Parses "read_latency_us=2000,alpha=2.5,k_r=8,k_w=4[,page_size=4096][,channels=0]
+// [,time_dilation=1]" (any order, the first four required) and checks it. On error
+// returns false and says why in `error`.
+bool parse_params(const std::string& spec, DeviceParams& p, std::string& error);
 
 enum class Op { kRead = 0, kWrite = 1, kFsync = 2 };
 inline constexpr int kNumOps = 3;
@@ -111,11 +122,14 @@ class DeviceModel {
       if (op == Op::kRead && result >= 0 && static_cast<uint64_t>(result) < bytes)
         charged = static_cast<uint64_t>(result);
     }
-    const Booking b = book(op, charged, arrival);
-    sleep_until_ns(b.end_ns);
-    finish(b, charged, now_ns(), io_done > b.end_ns);
+    charge(op, charged, arrival, io_done);
     return result;
   }
+
+  // serve() for a caller that did the I/O itself: it reached the device at
+  // `arrival_ns` (taken just before the I/O) and was done at `io_done_ns`;
+  // books `bytes` as of the arrival and sleeps once, to the booked end.
+  void charge(Op op, uint64_t bytes, int64_t arrival_ns, int64_t io_done_ns);
 
   // fsync is not booked (the emulated device has no volatile cache to flush);
   // it is counted with its real duration.
@@ -181,4 +195,4 @@ class DeviceModel {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> channel_bookings_;  // [start, end), by start
 };
 
-}  // namespace emussd
+}  // namespace artifact

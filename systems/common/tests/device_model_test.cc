@@ -2,7 +2,7 @@
 // (FIFO booking, the k_r / k_w / channels limits) and the counters. The
 // schedule is driven with explicit times (book/finish), so nothing here
 // depends on the wall clock; the timing of serve() is in device_model_timing_test.cc.
-#include "device_model.h"
+#include "artifact/device_model.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "test_params.h"
+#include "device_params.h"
 
-namespace emussd {
+namespace artifact {
 namespace {
 
 constexpr int64_t kUs = 1000;  // ns
@@ -251,4 +251,4 @@ TEST(Counters, CountBytesPagesAndTimes) {
 }
 
 }  // namespace
-}  // namespace emussd
+}  // namespace artifact

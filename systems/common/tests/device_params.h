@@ -1,9 +1,9 @@
 // The device parameters the model's tests build their devices from.
 #pragma once
 
-#include "device_model.h"
+#include "artifact/device_model.h"
 
-namespace emussd {
+namespace artifact {
 
 inline DeviceParams params(double lat_us, double alpha, int k_r, int k_w, int channels = 0, double dilation = 1.0) {
   DeviceParams p;
@@ -16,4 +16,4 @@ inline DeviceParams params(double lat_us, double alpha, int k_r, int k_w, int ch
   return p;
 }
 
-}  // namespace emussd
+}  // namespace artifact

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "device_model.h"
-#include "test_params.h"
+#include "artifact/device_model.h"
+#include "device_params.h"
 
-namespace emussd {
+namespace artifact {
 namespace {
 
 int64_t percentile(std::vector<int64_t> v, double q) {
@@ -103,4 +103,4 @@ TEST(ServeTiming, ABurstOfFourKRequestsTakesFourServiceTimes) {
 }
 
 }  // namespace
-}  // namespace emussd
+}  // namespace artifact

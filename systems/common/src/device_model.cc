@@ -1,4 +1,4 @@
-#include "device_model.h"
+#include "artifact/device_model.h"
 
 #include <sys/prctl.h>
 
@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 
-namespace emussd {
+namespace artifact {
 
 const char* op_name(Op op) {
   switch (op) {
@@ -39,6 +41,74 @@ void sleep_until_ns(int64_t deadline_ns) {
   // A deadline already in the past returns at once. EINTR: sleep again.
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
   }
+}
+
+std::string check_params(const DeviceParams& p) {
+  const auto is_power_of_two = [](int n) { return n > 0 && (n & (n - 1)) == 0; };
+  if (!(p.read_latency_us > 0 && p.read_latency_us <= 1e7)) return "read_latency_us must be in (0, 1e7] microseconds";
+  if (!(p.alpha > 0 && p.alpha <= 1000)) return "alpha must be in (0, 1000]";
+  if (p.k_r < 1 || p.k_r > 4096) return "k_r must be an integer in [1, 4096]";
+  if (p.k_w < 1 || p.k_w > 4096) return "k_w must be an integer in [1, 4096]";
+  if (p.page_size < 512 || p.page_size > (1 << 20) || !is_power_of_two(p.page_size))
+    return "page_size must be a power of two in [512, 1048576] bytes";
+  if (p.channels < 0 || p.channels > 8192) return "channels must be 0 (no shared limit) or an integer in [1, 8192]";
+  if (!(p.time_dilation >= 1 && p.time_dilation <= 1e5)) return "time_dilation must be in [1, 1e5]";
+  if (p.read_latency_us * p.time_dilation > 1e7)
+    return "read_latency_us x time_dilation must be at most 1e7 (10 s per page read on the wall clock)";
+  return "";
+}
+
+bool parse_params(const std::string& spec, DeviceParams& p, std::string& error) {
+  DeviceParams parsed;
+  std::set<std::string> seen;
+  for (size_t from = 0; from <= spec.size();) {
+    const size_t comma = std::min(spec.find(',', from), spec.size());
+    const std::string item = spec.substr(from, comma - from);
+    from = comma + 1;
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    const double number = value.empty() ? NAN : std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(number)) {
+      error = "'" + item + "' is not key=number (in '" + spec + "')";
+      return false;
+    }
+    double* real = key == "read_latency_us" ? &parsed.read_latency_us
+                   : key == "alpha"         ? &parsed.alpha
+                   : key == "time_dilation" ? &parsed.time_dilation
+                                            : nullptr;
+    int* whole = key == "k_r"         ? &parsed.k_r
+                 : key == "k_w"       ? &parsed.k_w
+                 : key == "page_size" ? &parsed.page_size
+                 : key == "channels"  ? &parsed.channels
+                                      : nullptr;
+    if (real == nullptr && whole == nullptr) {
+      error = "unknown key '" + key + "' (known: read_latency_us, alpha, k_r, k_w, page_size, channels, time_dilation)";
+      return false;
+    }
+    if (!seen.insert(key).second) {
+      error = key + " given twice (in '" + spec + "')";
+      return false;
+    }
+    if (real != nullptr) {
+      *real = number;
+    } else if (number == std::floor(number) && std::fabs(number) < 1e9) {
+      *whole = static_cast<int>(number);
+    } else {
+      error = key + " must be an integer, got " + value;
+      return false;
+    }
+  }
+  for (const char* key : {"read_latency_us", "alpha", "k_r", "k_w"}) {
+    if (!seen.count(key)) {
+      error = "'" + spec + "' needs read_latency_us, alpha, k_r and k_w";
+      return false;
+    }
+  }
+  error = check_params(parsed);
+  if (!error.empty()) return false;
+  p = parsed;
+  return true;
 }
 
 DeviceModel::DeviceModel(const DeviceParams& params) : params_(params) {
@@ -87,6 +157,13 @@ int64_t DeviceModel::book_channel(int64_t from, int64_t length, int64_t now) {
   const std::pair<int64_t, int64_t> interval{best, best + length};
   booked.insert(std::upper_bound(booked.begin(), booked.end(), interval), interval);
   return best;
+}
+
+void DeviceModel::charge(Op op, uint64_t bytes, int64_t arrival_ns, int64_t io_done_ns) {
+  lower_timer_slack();
+  const Booking b = book(op, bytes, arrival_ns);
+  sleep_until_ns(b.end_ns);
+  finish(b, bytes, now_ns(), io_done_ns > b.end_ns);
 }
 
 Booking DeviceModel::book(Op op, uint64_t bytes, int64_t now) {
@@ -216,4 +293,4 @@ std::string DeviceModel::stats_json() const {
   return out;
 }
 
-}  // namespace emussd
+}  // namespace artifact
