@@ -536,3 +536,13 @@ def test_a_submission_object_is_refused_for_what_it_defines_or_calls(symbols, re
     problem = plugin.refused_object(symbols, "  [ 1] .text PROGBITS\n")
     assert refused in problem if refused else problem == ""
     assert "preinit_array" in plugin.refused_object("", "  [ 5] .preinit_array PREINIT_ARRAY\n")
+
+
+@pytest.mark.parametrize("symbol", ["open", "pread64", "fopen", "opendir", "__pread_chk",
+                                    "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode",
+                                    "_ZNSt10filesystem7__cxx1118directory_iteratorC1ERKNS_7__cxx114pathE"])
+def test_a_traversal_may_not_use_files_of_its_own(symbol):
+    from labkit import plugin
+
+    assert plugin.refused_object(f"{symbol} U\n", "", files=True) == ""
+    assert "may not open or read files itself" in plugin.refused_object(f"{symbol} U\n", "", files=False)

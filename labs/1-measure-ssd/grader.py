@@ -56,12 +56,14 @@ class Measurements:
     point kept. Times are reported at the declared scale (the device may run time-dilated:
     divided back here)."""
 
-    def __init__(self, directory: Path, raw: Path, runtime_ms: int, ramp_ms: int, dilation: float, config: dict):
+    def __init__(self, directory: Path, raw: Path, runtime_ms: int, ramp_ms: int, dilation: float, config: dict,
+                 engine: str = "psync", environment: dict | None = None):
         from pio import fio  # noqa: PLC0415 (the grader's side only)
 
         self.fio, self.directory, self.raw, self.dilation, self.config = fio, directory, raw, dilation, config
+        self.environment = environment or {}
         self.base = fio.FioPoint(op="read", pattern="random", block_size=PAGE_BYTES, threads=1, iodepth=1,
-                                 engine="psync", runtime_ms=runtime_ms, ramp_ms=ramp_ms, file_size=JOB_FILE_BYTES)
+                                 engine=engine, runtime_ms=runtime_ms, ramp_ms=ramp_ms, file_size=JOB_FILE_BYTES)
         self.points: list[dict] = []
 
     def measure(self, op, threads) -> dict:
@@ -74,7 +76,7 @@ class Measurements:
             raise RuntimeError(f"measure() was called more than {self.config['max_points']} times (the lab's limit)")
         point = replace(self.base, op=op, threads=threads)
         raw = self.raw / f"{len(self.points) + 1:03d}-{op}-{threads}.json"
-        self.fio.run(point, self.fio.Target(directory=self.directory), raw)
+        self.fio.run(point, self.fio.Target(directory=self.directory), raw, self.environment)
         row = self.fio.tidy_row(raw, point, "lab")
         measured = {"op": op, "threads": threads, "iops": row["iops"] * self.dilation,
                     "bandwidth_bytes_s": row["bandwidth_bytes_s"] * self.dilation,
@@ -135,6 +137,13 @@ def _plot_file(work: Path) -> str:
     return "plot() wrote none of plot.png, plot.pdf, plot.svg in the folder it was given"
 
 
+def prepare(say=print) -> None:
+    """What grading needs built (once per machine; Gradescope's setup.sh calls it): the hidden device."""
+    from labkit import device as lab_device  # noqa: PLC0415
+
+    lab_device.prepare(say)
+
+
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
     """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
     from labkit import config as lab_config  # noqa: PLC0415
@@ -163,7 +172,8 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
                                     limits=limits[limit], services=services)
 
             say(f"grading {student}: the sweep (points of {runtime_ms} ms)")
-            measurements = Measurements(io_dir, root / "fio", runtime_ms, config["point_ramp_ms"], dilation, config)
+            measurements = Measurements(io_dir, root / "fio", runtime_ms, config["point_ramp_ms"], dilation, config,
+                                        mount.fio_ioengine, mount.fio_environment())
             swept = call("sweep", {"max_threads": config["max_threads"]}, "sweep",
                          services={"measure": measurements.measure})
             try:
@@ -225,7 +235,7 @@ def _grade_prediction(test, estimates: dict, config: dict, call, io_dir: Path, m
     rows = writeback_app.sweep(io_dir, batches=sorted({1, batch}), read_fraction=workload["read_fraction"],
                                pages=workload["pages"], page_size=PAGE_BYTES, duration_s=workload["duration_s"],
                                seed=1, alpha=None, k_w=batch, sparse=True, prepare_in=mount.backing / "lab",
-                               repeats=workload["repeats"])
+                               repeats=workload["repeats"], device=mount.model)
     measured = rows[-1]["speedup"]
     tolerance = config["tests"]["prediction"]["tolerance"]
     verdict = f"predicted {prediction:.2f}, measured {measured:.2f} with batches of {batch}"

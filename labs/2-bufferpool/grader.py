@@ -69,9 +69,20 @@ def edge_cases(work: Path) -> list[tuple[str, list[str]]]:
     return cases
 
 
+def prepare(say=print) -> Path:
+    """What grading needs built (once per machine; Gradescope's setup.sh calls it): the simulator,
+    its plug-in library and policy host's sources, and the hidden device. Returns ace-sim."""
+    from ace import sim  # noqa: PLC0415
+    from labkit import device as lab_device  # noqa: PLC0415
+
+    say("building the bufferpool simulator and its plug-in library")
+    reference = sim.build()
+    lab_device.prepare(say)
+    return reference
+
+
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
     """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
-    from ace import sim  # noqa: PLC0415
     from ace.sim import SIM_BUILD, SIM_DIR  # noqa: PLC0415
     from labkit import config as lab_config  # noqa: PLC0415
     from labkit import plugin, report  # noqa: PLC0415
@@ -81,7 +92,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
         return failed
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
-    reference = sim.build()
+    reference = prepare(say)
     with lab_config.workspace(work_root, 2) as (root, work):
         source = lab_config.copy_submission(submission, root) / SUBMISSION_FILE
         say(f"grading {student}: compiling {SUBMISSION_FILE}")
@@ -184,7 +195,8 @@ def _grade_speedup(test, runner, reference: Path, secret: dict, config: dict, ro
         (mount.mountpoint / "lab2").mkdir()
         writeback_app.prepare(mount.backing / "lab2", spec["pages"], PAGE_BYTES, sparse=True)
         data = mount.mountpoint / "lab2" / writeback_app.DATA_FILE
-        seconds = {ace: io_replay.replay(logs[ace], data, PAGE_BYTES)["seconds"] for ace in ("off", "on")}
+        seconds = {ace: io_replay.replay(logs[ace], data, PAGE_BYTES, device=mount.model)["seconds"]
+                   for ace in ("off", "on")}
     measured = seconds["off"] / seconds["on"]
     fraction = config["tests"]["speedup"]["fraction"]
     verdict = (f"ACE's speedup on your device: {measured:.2f} measured ({seconds['off']:.1f} s against "

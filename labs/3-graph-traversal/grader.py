@@ -88,6 +88,21 @@ def _write_snap(edges: list[tuple[int, int]], path: Path) -> None:
     path.write_text("".join(f"{u} {v}\n" for u, v in edges), encoding="ascii")
 
 
+def prepare(say=print) -> dict:
+    """What grading needs built (once per machine; Gradescope's setup.sh calls it): CAVE's engine
+    and plug-in library, plain and with ThreadSanitizer, and the hidden device. Returns the two
+    engines' binaries by kind."""
+    from cave import engine  # noqa: PLC0415
+    from labkit import device as lab_device  # noqa: PLC0415
+
+    say("building CAVE's plug-in libraries, plain and with ThreadSanitizer (once per machine)")
+    builds = {"plain": engine.build(engine.CAVE_DIR / "build-lab", LAB_BUILD),
+              "tsan": engine.build(engine.CAVE_DIR / "build-lab-tsan",
+                                   (*LAB_BUILD, f"-DCMAKE_CXX_FLAGS={' '.join(TSAN_FLAGS[1:])}"))}
+    lab_device.prepare(say)
+    return builds
+
+
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print) -> list:
     """Grade one submission; returns labkit.report.TestResult's in lab.yaml's order."""
     from cave import engine  # noqa: PLC0415
@@ -99,10 +114,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
         return failed
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
-    say(f"grading {student}: building CAVE's libraries for plug-ins (once per machine)")
-    builds = {"plain": engine.build(engine.CAVE_DIR / "build-lab", LAB_BUILD),
-              "tsan": engine.build(engine.CAVE_DIR / "build-lab-tsan",
-                                   (*LAB_BUILD, f"-DCMAKE_CXX_FLAGS={' '.join(TSAN_FLAGS[1:])}"))}
+    builds = prepare(say)
     with lab_config.workspace(work_root, 3) as (root, work):
         source = lab_config.copy_submission(submission, root) / SUBMISSION_FILE
         (root / "reports").mkdir()
@@ -113,7 +125,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
         for kind, flags in (("plain", ("-O2",)), ("tsan", TSAN_FLAGS)):
             binaries[kind], compiled = plugin.build(
                 source, include, builds[kind].parent / "libcave_plugins_only.a", work, limits["build"],
-                main=include / "main.cc", flags=(*flags, "-pthread"), name=f"cave-{kind}",
+                main=include / "main.cc", flags=(*flags, "-pthread"), name=f"cave-{kind}", files=False,
                 tsan=(TSAN_OPTIONS + str(root / "reports" / "tsan"), str(root / "reports" / "tsan"), TSAN_EXIT)
                 if kind == "tsan" else None)
             messages.append(compiled)
@@ -279,7 +291,8 @@ def _grade_speedup(test, binary: Path, reference: Path, secret: dict, config: di
     with lab_device.hidden_ssd(device, root, PAGE_BYTES, say) as (mount, _):
         on_device = place_on_device(graph, mount.mountpoint / "lab3")
         sandbox.share(on_device, root)
-        options = {"graph": on_device, "algorithm": "bfs", "cache_blocks": spec["cache_blocks"], "source": 0}
+        options = {"graph": on_device, "algorithm": "bfs", "cache_blocks": spec["cache_blocks"], "source": 0,
+                   **({"emulate": mount.emulate} if mount.emulate else {})}
         engine.run(reference, **options, io_threads=1, values_out=expected)
         runs = {"cave": Runs(reference, work, limits["run"], (on_device,)),
                 "yours": Runs(binary, work, limits["run"], (on_device,))}

@@ -75,6 +75,15 @@ def edge_cases() -> list[tuple[str, dict]]:
     ]
 
 
+def prepare(say=print) -> Path:
+    """What grading needs built (once per machine; Gradescope's setup.sh calls it): the tier
+    simulator and its plug-in library. Returns restore-sim."""
+    from restore import engine  # noqa: PLC0415
+
+    say("building ReStore's tier simulator and its plug-in library")
+    return engine.build()
+
+
 def grade(submission: Path, student: str, key: bytes, config: dict, work_root: Path, say=print):
     """Grade one submission; returns labkit.report.Graded (the tests in lab.yaml's order, and the
     leaderboard's entries)."""
@@ -87,7 +96,7 @@ def grade(submission: Path, student: str, key: bytes, config: dict, work_root: P
         return failed
     secret = hidden(key, student, config)
     limits = lab_config.limits(config)
-    reference = engine.build()
+    reference = prepare(say)
     with lab_config.workspace(work_root, 4) as (root, work):
         source = lab_config.copy_submission(submission, root) / SUBMISSION_FILE
         say(f"grading {student}: compiling {SUBMISSION_FILE}")

@@ -50,17 +50,10 @@ ID_FIELDS = ("email", "sid", "id")     # a user's fields in submission_metadata.
 DEFAULT_TIMEOUT_MIN = 10               # Gradescope's default autograder timeout (an assignment's setting, up to 40)
 MARGIN_S = 60                          # kept from Gradescope's timeout to write a results.json after a stopped grading
 # The labs whose grader mounts a hidden emulated SSD (labkit.device): they need /dev/fuse today, which
-# Gradescope's containers lack, until labkit.device has a device without FUSE (device_without_fuse()).
+# Gradescope's containers lack: there, labkit.device gives them the library device, whose fio engine is
+# built against fio/source.yaml's fio (the zip carries its source, setup.sh builds that fio if need be).
 DEVICE_LABS = {1, 2, 3}
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)       # the earliest a zip can hold: every entry's, so that the bytes repeat
-
-
-def device_without_fuse() -> bool:
-    """Whether labkit.device gives a lab its hidden device where /dev/fuse is absent (Gradescope's
-    containers): labkit.device says so with WITHOUT_FUSE = True once it can."""
-    from . import device  # noqa: PLC0415 (the grader's side only)
-
-    return bool(getattr(device, "WITHOUT_FUSE", False))
 
 
 # ----------------------------------------------------------------------------- building the zip
@@ -86,6 +79,29 @@ def grading_limit_s(config: dict, timeout_min: float) -> int:
     """How long run_autograder lets one grading run: the lab's own limit (grading_limit_s, as a
     class's grading has), within Gradescope's timeout less a margin to write the results."""
     return int(max(60, min(config.get("grading_limit_s", 1800), timeout_min * 60 - MARGIN_S)))
+
+
+def fio_block(lab: int) -> str:
+    """setup.sh's step 3 for a lab with a hidden device: fio at the version the library device's
+    engine is built against (emussd's fio/source.yaml), built from the zip's copy of its source
+    where the image has another (Ubuntu 22.04's is 3.28)."""
+    if lab not in DEVICE_LABS:
+        return ""
+    import yaml  # noqa: PLC0415
+
+    lock = yaml.safe_load((REPO_ROOT / "systems" / "emussd" / "fio" / "source.yaml").read_text())
+    version, orig = lock["version"].split("-")[0], lock["orig"]
+    return f"""# 3. fio {version}: the library device's engine is built against its headers
+# (systems/emussd/fio/source.yaml).
+if [ "$(fio --version 2>/dev/null || true)" != fio-{version} ]; then
+  say "building fio {version} (this image's: $(fio --version 2>/dev/null || echo none))"
+  mkdir -p "$SOURCE/tools/fio" "$SOURCE/bin"
+  tar -xzf "$ARTIFACT/systems/emussd/build-library/fio-source/{orig['file']}" -C "$SOURCE/tools/fio"
+  (cd "$SOURCE/tools/fio/{orig['top_directory']}" && ./configure --disable-native >/dev/null \\
+    && make -j"$(nproc)" >/dev/null)
+  ln -sf "$SOURCE/tools/fio/{orig['top_directory']}/fio" "$SOURCE/bin/fio"
+fi
+"""
 
 
 def setup_script(lab: int, title: str, uv_version: str, pythonpath: str) -> str:
@@ -178,7 +194,8 @@ else
 fi
 printf 'PYTHON=%q\\n' "$PYTHON" >"$SOURCE/{PYTHON_ENV}"
 
-# 3. What the lab's grader builds (once here, not per submission), and what its sandbox is made of.
+{fio_block(lab)}
+# 4. What the lab's grader builds (once here, not per submission), and what its sandbox is made of.
 export PYTHONPATH={pythonpath}
 cd "$ARTIFACT"
 "$PYTHON" -m labkit.gradescope prepare --lab "$LAB"
@@ -299,10 +316,21 @@ def contents(lab: int, key_file: Path, root: Path = REPO_ROOT, field: str = "ema
     files["setup.sh"] = (setup_script(lab, config["title"], _uv_version(root), pythonpath).encode(), 0o755)
     files["run_autograder"] = (run_script(lab, config["title"], pythonpath, field,
                                           grading_limit_s(config, timeout_min)).encode(), 0o755)
+    if lab in DEVICE_LABS:  # fio's source, for the library device's engine (and fio itself where it is older)
+        tarball = fio_source_tarball()
+        files[f"{ARTIFACT}/{tarball.relative_to(root)}"] = (tarball.read_bytes(), 0o644)
     files[KEY_PATH] = (Path(key_file).read_bytes(), 0o600)
     if overrides is not None:
         files[OVERRIDES] = (Path(overrides).read_bytes(), 0o644)
     return files
+
+
+def fio_source_tarball() -> Path:
+    """fio/source.yaml's tarball, fetched on this machine (Debian's mirror) where emussd's library
+    build looks for it, so that setup.sh needs no network for it."""
+    from emussd import library  # noqa: PLC0415 (building only)
+
+    return library._fetch(library._source_lock(), library.LIBRARY_BUILD_DIR / "fio-source")
 
 
 def build(lab: int, key_file: Path, out: Path, root: Path = REPO_ROOT, field: str = "email",
@@ -434,66 +462,37 @@ def submission_folder(top: Path, lab: int) -> Path:
 
 
 def prepare(lab: int, say=print) -> None:
-    """Build what the lab's grader builds before it grades (its grader's prepare(), when it has
-    one), then say what the sandbox is made of here and whether the lab's device can be had."""
-    from . import sandbox  # noqa: PLC0415
+    """Build what the lab's grader builds before it grades (its grader's prepare()), without the
+    systems' unit tests, then say what the sandbox is made of here and whether the lab's device
+    can be had."""
+    from . import device, sandbox  # noqa: PLC0415
 
-    directory = lab_dir(lab)
-    grader = load_grader(directory)
-    if hasattr(grader, "prepare"):
-        grader.prepare(say)
-    else:
-        _build_systems(lab, grader, say)
+    _configure_without_tests()
+    load_grader(lab_dir(lab)).prepare(say)
     full, made_of = sandbox.strength()
     say(f"sandbox: {made_of}" + ("" if full else " (not in full: the results will say so)"))
-    if lab in DEVICE_LABS and not os.path.exists("/dev/fuse") and not device_without_fuse():
-        say(f"warning: lab {lab}'s hidden device is an emulated SSD that needs /dev/fuse, which this container "
-            "lacks: every submission will be reported as not graded until labkit.device has a device without "
-            "FUSE (docs/instructors.md)")
+    say(f"hidden device: {device.kind()} (labkit.device)" if lab in DEVICE_LABS else "no hidden device")
 
 
-def _without_tests(source: Path, build: Path, option: str) -> None:
-    """Configure a system's build folder as its own build() does (once, Release), without its unit
-    tests: the autograder never runs them, and building them (and listing them, gtest_discover_tests)
-    took half of setup.sh's time for lab 4."""
+def _configure_without_tests() -> None:
+    """Configure the systems' build folders as their own build() does (once, Release), without their
+    unit tests: the autograder never runs them, and building them (and listing them,
+    gtest_discover_tests) took half of setup.sh's time for lab 4."""
     import subprocess  # noqa: PLC0415
 
-    if (Path(build) / "CMakeCache.txt").exists():
-        return
-    done = subprocess.run(["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                           f"-D{option}=OFF"], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"configuring {source} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    from ace import sim  # noqa: PLC0415
+    from emussd import harness  # noqa: PLC0415
+    from restore import engine  # noqa: PLC0415
 
-
-def _build_systems(lab: int, grader, say) -> None:
-    """What each lab's grader builds on its first grading (the same calls, the same folders, the
-    systems' unit tests left out)."""
-    if lab == 4:
-        from restore import engine  # noqa: PLC0415
-
-        say("building ReStore's tier simulator and its plug-in library")
-        _without_tests(engine.RESTORE_DIR, engine.BUILD_DIR, "RESTORE_TESTS")
-        engine.build()
-    if lab == 2:
-        from ace import sim  # noqa: PLC0415
-
-        say("building the bufferpool simulator and its plug-in library")
-        _without_tests(sim.SIM_DIR, sim.SIM_BUILD, "ACE_SIM_TESTS")
-        sim.build()
-    if lab == 3:
-        from cave import engine  # noqa: PLC0415
-
-        say("building CAVE's plug-in libraries, plain and with ThreadSanitizer")
-        engine.build(engine.CAVE_DIR / "build-lab", grader.LAB_BUILD)
-        engine.build(engine.CAVE_DIR / "build-lab-tsan",
-                     (*grader.LAB_BUILD, f"-DCMAKE_CXX_FLAGS={' '.join(grader.TSAN_FLAGS[1:])}"))
-    if lab in DEVICE_LABS:
-        from emussd import harness  # noqa: PLC0415
-
-        say("building emussd")
-        _without_tests(harness.EMUSSD_DIR, harness.DEFAULT_BUILD_DIR, "EMUSSD_TESTS")
-        harness.build()
+    for source, build, option in ((sim.SIM_DIR, sim.SIM_BUILD, "ACE_SIM_TESTS"),
+                                  (engine.RESTORE_DIR, engine.BUILD_DIR, "RESTORE_TESTS"),
+                                  (harness.EMUSSD_DIR, harness.DEFAULT_BUILD_DIR, "EMUSSD_TESTS")):
+        if (Path(build) / "CMakeCache.txt").exists():
+            continue
+        done = subprocess.run(["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                               f"-D{option}=OFF"], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"configuring {source} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
 
 
 def not_graded(lab: int, why: str, results: Path, log: Path | None = None) -> dict:
@@ -555,9 +554,6 @@ def main(argv: list[str] | None = None) -> int:
                         field=args.student_id, timeout_min=args.timeout_min, overrides=args.config)
             print(f"lab-gradescope: {out} (upload it as the assignment's autograder; it holds the key: keep it "
                   "private)")
-            if args.lab in DEVICE_LABS and not device_without_fuse():
-                print(f"lab-gradescope: warning: lab {args.lab}'s hidden device needs /dev/fuse, which Gradescope's "
-                      "containers lack: it cannot grade there yet (docs/instructors.md)")
         elif args.command == "locked":
             if sys.version_info[:2] != (3, 11):
                 print(f"{sys.executable} is Python {sys.version.split()[0]}, not 3.11", file=sys.stderr)

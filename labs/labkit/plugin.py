@@ -42,6 +42,14 @@ FORBIDDEN_CALLS = {
                                             "fcntl", "fcntl64", "fdopen", "freopen", "freopen64", "setrlimit",
                                             "setrlimit64", "prlimit", "prlimit64"),
 }
+# A traversal (lab 3) reads its graph through CAVE's engine, whose reads go to the hidden device; one
+# that opened or read files itself could read the graph around the device (the library device's
+# model is in the same process: labkit.device).
+FILE_ACCESS = ("open", "open64", "openat", "openat64", "creat", "creat64", "__open_2", "__open64_2", "fopen",
+               "fopen64", "read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread64_chk", "readv",
+               "preadv", "preadv2", "opendir", "fdopendir", "scandir", "nftw", "ftw", "aio_read")
+FILE_CLASSES = ("_ZNSt14basic_ifstream", "_ZNSt14basic_ofstream", "_ZNSt13basic_fstream", "_ZNSt13basic_filebuf",
+                "_ZNSt10filesystem", "_ZNKSt10filesystem", "_ZNSt7__cxx1114basic_ifstream")
 SOURCE_RULES = ((re.compile(r"\b(asm|__asm|__asm__)\b"), "inline assembly"),
                 (re.compile(r"no_sanitize|disable_sanitizer", re.IGNORECASE), "a sanitizer attribute"),
                 (re.compile(r"\b(ifunc|preinit_array|init_priority)\b"), "code that runs before the program starts"))
@@ -63,9 +71,9 @@ def refused_source(preprocessed: str, source: Path) -> str:
     return ""
 
 
-def refused_object(symbols: str, sections: str) -> str:
+def refused_object(symbols: str, sections: str, files: bool = True) -> str:
     """Why the submission's object is refused, or '': `symbols` is `nm -P` of it, `sections` the
-    names of its sections (`readelf -SW`)."""
+    names of its sections (`readelf -SW`); without `files`, also any use of files of its own."""
     for line in symbols.splitlines():
         fields = line.split()
         if len(fields) < 2:
@@ -81,6 +89,9 @@ def refused_object(symbols: str, sections: str) -> str:
             for why, names in FORBIDDEN_CALLS.items():
                 if name in names:
                     return f"your code calls {name}(): a submission may not {why}"
+            if not files and (name in FILE_ACCESS or name.startswith(FILE_CLASSES)):
+                return (f"your code uses {name}: a traversal may not open or read files itself (it reads the graph "
+                        "through the engine, whose reads are the device's)")
     if ".preinit_array" in sections:
         return "your code has a .preinit_array (code that runs before the program starts): not allowed in a submission"
     return ""
@@ -108,12 +119,13 @@ def harness(work: Path, tsan: tuple[str, str, int] | None = None) -> Path:
 
 def build(source: Path, include: Path, library: Path, work: Path, limits: sandbox.Limits, *, main: Path,
           link: tuple[str, ...] = (), flags: tuple[str, ...] = ("-O2",), name: str = "simulator",
-          tsan: tuple[str, str, int] | None = None) -> tuple[Path | None, str]:
+          tsan: tuple[str, str, int] | None = None, files: bool = True) -> tuple[Path | None, str]:
     """`source` compiled with the system's `include`, checked (refused_source, refused_object),
     and linked with `main`, `library` (the system without its built-in policies, so that a
     submission cannot delegate to one) and the native harness into work/`name`, the compiler
     reading only the system's headers and the common ones: (the binary or None, the compiler's
-    first messages or why the submission is refused)."""
+    first messages or why the submission is refused). Without `files`, a submission may not use
+    files of its own (FILE_ACCESS)."""
     binary, obj, preprocessed = work / name, work / f"{name}.student.o", work / f"{name}.student.ii"
     compile_flags = ["-std=c++20", *flags, "-Wall", "-Wextra", f"-I{include}", f"-I{COMMON_INCLUDE}"]
     readable = (*sorted(include.glob("*.h")), *sorted(COMMON_INCLUDE.rglob("*.h")), main, library, source.parent)
@@ -141,7 +153,7 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
     if listing.error or listing.value != 0 or sections.error or sections.value != 0 \
             or max(len(listing.head), len(sections.head)) >= sandbox.REPORT_LIMIT:
         return None, f"the compiled object could not be read whole: {listing.error or sections.error}"
-    problem = refused_object(listing.head, sections.head)
+    problem = refused_object(listing.head, sections.head, files)
     if problem:
         return None, problem
     native = harness(work, tsan)

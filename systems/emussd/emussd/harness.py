@@ -103,6 +103,14 @@ class Mount:
         self.proc: subprocess.Popen | None = None
         self.returncode: int | None = None
 
+    fio_ioengine = "psync"  # fio reaches this device through the file system (library.Folder: its engine)
+
+    def fio_arguments(self) -> list[str]:
+        return [f"--ioengine={self.fio_ioengine}"]
+
+    def fio_environment(self) -> dict[str, str]:
+        return {}
+
     def start(self, timeout: float = 10.0) -> "Mount":
         self.backing.mkdir(parents=True, exist_ok=True)
         self.mountpoint.mkdir(parents=True, exist_ok=True)

@@ -206,3 +206,36 @@ class Device:
     def __del__(self) -> None:
         self.close()
 
+
+
+class Folder:
+    """An ordinary folder whose files fio and the Python tools read and write through one library
+    device: what a FUSE mount (harness.Mount) is for them, without FUSE. Its interface is the
+    mount's for those callers: `mountpoint` (where the files are), `backing` (the same folder: there
+    is no other), `fio_arguments()` and `fio_environment()` (fio's external engine and the model it
+    reads), and `device` (the model for pio.writeback_app and ace.io_replay). Each fio process
+    builds its own model from EMUSSD_MODEL: one device per fio run, as each point of a sweep is."""
+
+    def __init__(self, root: Path, **model):
+        self.mountpoint = self.backing = Path(root) / "folder"
+        self.model = model
+        self.device: Device | None = None
+
+    def __enter__(self) -> "Folder":
+        self.mountpoint.mkdir(parents=True, exist_ok=True)
+        self.device = Device(**self.model)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.device is not None:
+            self.device.close()
+
+    @property
+    def fio_ioengine(self) -> str:
+        return f"external:{fio_engine()}"
+
+    def fio_arguments(self) -> list[str]:
+        return ["--thread", f"--ioengine={self.fio_ioengine}"]
+
+    def fio_environment(self) -> dict[str, str]:
+        return {"EMUSSD_MODEL": spec(**self.model)}

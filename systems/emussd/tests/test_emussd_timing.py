@@ -53,8 +53,8 @@ def test_single_thread_latency_and_alpha(binary, machine, tmp_path):
     model = {"read_latency_us": 2000, "alpha": 3.0, "k_r": 1, "k_w": 1}
     device, dilation = mounted(binary, tmp_path, machine, **model)
     with device as m:
-        read = capacity.fio_point(m.mountpoint, rw="randread", jobs=1, seconds=SECONDS)["clat_p50_us"]
-        write = capacity.fio_point(m.mountpoint, rw="randwrite", jobs=1, seconds=SECONDS)["clat_p50_us"]
+        read = capacity.fio_point(m, rw="randread", jobs=1, seconds=SECONDS)["clat_p50_us"]
+        write = capacity.fio_point(m, rw="randwrite", jobs=1, seconds=SECONDS)["clat_p50_us"]
     service = model["read_latency_us"] * dilation
     overhead = read - service
     text = (f"read {read:.0f} us, write {write:.0f} us, service {service:.0f} us, "
@@ -76,7 +76,7 @@ def test_throughput_grows_until_k_then_stays_flat_to_4k(binary, machine, tmp_pat
     points = {}
     with device as m:
         for n in (1, k // 2, k, 2 * k, 4 * k):
-            points[n] = capacity.fio_point(m.mountpoint, rw=f"rand{op}", jobs=n, seconds=SECONDS)
+            points[n] = capacity.fio_point(m, rw=f"rand{op}", jobs=n, seconds=SECONDS)
         stats = m.stats()["ops"][op]
     fraction = {n: p["iops"] / (min(n, k) / service_us * 1e6) for n, p in points.items()}
     little = {n: p["clat_mean_us"] / (n / p["iops"] * 1e6) for n, p in points.items()}
@@ -108,7 +108,7 @@ def test_a_device_beyond_the_machine_is_faithful_with_its_time_dilation(binary, 
                 # slowest ones in flight at its end, and the mean of those that completed comes out
                 # low (dilated 120 times, a write at 16 threads takes 0.38 s: 0.89 of Little's in 1 s).
                 seconds = max(SECONDS, 20 * n / peak)
-                p = capacity.fio_point(m.mountpoint, rw=f"rand{op}", jobs=n, seconds=seconds)
+                p = capacity.fio_point(m, rw=f"rand{op}", jobs=n, seconds=seconds)
                 text = f"{op} at {n} threads, dilation {dilation:g}: {p['iops']:.0f} IOPS of {peak:.0f}"
                 if n == 4 * k:
                     assert 0.9 <= p["iops"] / peak <= 1.03, text

@@ -13,6 +13,7 @@ kept as the raw output; the tidy row is derived from it only.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -93,15 +94,16 @@ def command(point: FioPoint, target: Target | Path, output_json: Path) -> list[s
             "--output-format=json", f"--output={output_json}"]
 
 
-def run_command(arguments: list[str], output_json: Path, what: str) -> None:
+def run_command(arguments: list[str], output_json: Path, what: str, env: dict[str, str] | None = None) -> None:
+    """fio with `arguments`; `env` adds to its environment (a library device's model, for its engine)."""
     output_json.parent.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(arguments, capture_output=True, text=True)
+    result = subprocess.run(arguments, capture_output=True, text=True, env={**os.environ, **env} if env else None)
     if result.returncode != 0:
         raise RuntimeError(f"fio failed (exit {result.returncode}) for {what}:\n{result.stderr[-2000:]}")
 
 
-def run(point: FioPoint, target: Target | Path, output_json: Path) -> None:
-    run_command(command(point, target, output_json), output_json, str(point))
+def run(point: FioPoint, target: Target | Path, output_json: Path, env: dict[str, str] | None = None) -> None:
+    run_command(command(point, target, output_json), output_json, str(point), env)
 
 
 def version() -> str:
