@@ -60,17 +60,24 @@ def priority():
 
 
 def prepare(say=print) -> None:
-    """Build the hidden devices' emulator for this machine's kind (once per machine)."""
+    """Build the hidden devices' emulator for this machine's kind and calibrate it (once per machine)."""
+    from emussd import capacity  # noqa: PLC0415
+
+    with priority():
+        capacity.calibration(_emulator(say), progress=say, library=kind() == "library")
+
+
+def _emulator(say=print) -> Path:
+    """emussd's binary, or the library device's fio engine, built."""
     if kind() == "fuse":
         from emussd import harness  # noqa: PLC0415
 
         say("building emussd")
-        harness.build()
-    else:
-        from emussd import library  # noqa: PLC0415
+        return harness.build()
+    from emussd import library  # noqa: PLC0415
 
-        say("building emussd's device model as a library, and fio's engine over it")
-        library.fio_engine()
+    say("building emussd's device model as a library, and fio's engine over it")
+    return library.fio_engine()
 
 
 class HiddenDevice:
@@ -94,12 +101,7 @@ def hidden_ssd(device: dict, root: Path, page_size: int, say=print):
     from emussd import capacity, harness  # noqa: PLC0415
 
     library = kind() == "library"
-    if library:
-        from emussd import library as library_device  # noqa: PLC0415
-
-        binary = library_device.fio_engine()
-    else:
-        binary = harness.build()
+    binary = _emulator(lambda message: None)
     with priority():
         calibration = capacity.with_gap_now(capacity.calibration(binary, progress=say, library=library), binary, root,
                                             library=library)
@@ -109,6 +111,8 @@ def hidden_ssd(device: dict, root: Path, page_size: int, say=print):
                                "ranges")
         model = {**device, "page_size": page_size, "time_dilation": plan.factor}
         if library:
+            from emussd import library as library_device  # noqa: PLC0415
+
             with library_device.Folder(Path(root) / "device", **model) as folder:
                 yield HiddenDevice(folder, folder.device, library_device.spec(**model)), plan.factor
         else:

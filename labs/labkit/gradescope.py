@@ -197,6 +197,9 @@ printf 'PYTHON=%q\\n' "$PYTHON" >"$SOURCE/{PYTHON_ENV}"
 {fio_block(lab)}
 # 4. What the lab's grader builds (once here, not per submission), and what its sandbox is made of.
 export PYTHONPATH={pythonpath}
+# Each submission's container has a host name of its own: the emulated device's calibration, made here,
+# is found again under this name (the gap is measured again before each hidden device anyway).
+export EMUSSD_CALIBRATION_HOST=gradescope-lab-{lab}
 cd "$ARTIFACT"
 "$PYTHON" -m labkit.gradescope prepare --lab "$LAB"
 "$PYTHON" -m compileall -q labs systems workflow >/dev/null || true
@@ -235,6 +238,9 @@ config=()
 [ -f "$SOURCE/{OVERRIDES}" ] && config=(--config "$SOURCE/{OVERRIDES}")
 export PATH="$SOURCE/bin:$PATH"
 export PYTHONPATH={pythonpath}
+# Each submission's container has a host name of its own: the emulated device's calibration, made here,
+# is found again under this name (the gap is measured again before each hidden device anyway).
+export EMUSSD_CALIBRATION_HOST=gradescope-lab-{lab}
 PYTHON=
 # shellcheck disable=SC1091
 [ -r "$SOURCE/{PYTHON_ENV}" ] && . "$SOURCE/{PYTHON_ENV}"
