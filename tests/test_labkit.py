@@ -266,6 +266,23 @@ def test_files_outside_what_the_submission_may_read_are_unreadable(workspace, tm
         assert outcome.error.startswith("PermissionError") and "secret.key" in outcome.error
 
 
+def test_a_file_a_call_wrote_is_read_as_a_file_never_through_a_link(workspace):
+    root, work = workspace
+    (root / "expected.csv").write_text("the answers")
+    outcome = call(workspace, f"""
+        import os
+        def run(services):
+            os.symlink({str(root / "expected.csv")!r}, "answer.csv")
+            open("plain.csv", "w").write("mine")
+    """)
+    assert outcome.ok, outcome
+    assert sandbox.read_written(work / "answer.csv", 100) is None  # the grader's file stays the grader's
+    assert sandbox.read_written(work / "plain.csv", 100) == b"mine"
+    (work / "run-1").symlink_to(root)  # a folder's name taken by a link: removed before a call uses it
+    sandbox.prepare_folder(work / "run-1")
+    assert (work / "run-1").is_dir() and not (work / "run-1").is_symlink() and (root / "expected.csv").exists()
+
+
 def test_the_key_is_in_no_environment_the_submission_can_read(workspace, monkeypatch):
     monkeypatch.setenv(seeds.KEY_ENV, KEY.decode())
     outcome = call(workspace, """

@@ -11,6 +11,7 @@ sweep may return only those points."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -126,15 +127,16 @@ PLOT_MIN_BYTES = 300
 
 
 def _plot_file(work: Path) -> str:
+    from labkit import sandbox  # noqa: PLC0415
+
     for name, magic in PLOT_MAGIC.items():
-        path = work / name
-        if path.is_file():
-            head = path.read_bytes()[:4096]
-            if path.stat().st_size < PLOT_MIN_BYTES or magic not in head:
-                return (f"{name} is not a {name.rsplit('.', 1)[1].upper()} figure with data "
-                        f"({path.stat().st_size} bytes)")
+        head = sandbox.read_written(work / name, 4096)
+        if head is not None:
+            size = os.lstat(work / name).st_size
+            if size < PLOT_MIN_BYTES or magic not in head:
+                return f"{name} is not a {name.rsplit('.', 1)[1].upper()} figure with data ({size} bytes)"
             return ""
-    return "plot() wrote none of plot.png, plot.pdf, plot.svg in the folder it was given"
+    return "plot() wrote none of plot.png, plot.pdf, plot.svg in the folder it was given (a file, not a link)"
 
 
 def prepare(say=print) -> None:

@@ -30,6 +30,7 @@ TSAN_CRASHES = ("SEGV", "BUS", "FPE", "ILL", "ABRT")
 TSAN_FLAGS = ("-O1", "-g", "-fsanitize=thread")
 TSAN_EXIT = 66  # the status ThreadSanitizer ends a run with when it reported something
 TSAN_MARK = "labkit: ThreadSanitizer reported a problem"  # the harness's own line per report
+ANSWER_LIMIT = 64 << 20  # bytes of an answer the grader reads (a hidden graph's is well under a megabyte)
 # The grader's options (the environment's and the harness's __tsan_default_options alike): every
 # report, to the FIFO labkit.sandbox makes (log_path.<pid>), the run going on after each.
 TSAN_OPTIONS = f"halt_on_error=0:abort_on_error=0:exitcode={TSAN_EXIT}:report_bugs=1:report_thread_leaks=1:" \
@@ -170,10 +171,8 @@ class Runs:
                               what="your code",
                               report_to=self.report_to,
                               env={"TSAN_OPTIONS": f"{TSAN_OPTIONS}{self.report_to}"} if self.report_to else None)
-        try:
-            text = answer.read_text(encoding="utf-8", errors="replace") if answer.is_file() else None
-        except OSError:
-            text = None
+        data = sandbox.read_written(answer, ANSWER_LIMIT)
+        text = data.decode("utf-8", errors="replace") if data is not None else None
         sandbox.remove_tree(folder)
         return outcome, text
 

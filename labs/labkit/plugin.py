@@ -47,7 +47,8 @@ FORBIDDEN_CALLS = {
 # model is in the same process: labkit.device).
 FILE_ACCESS = ("open", "open64", "openat", "openat64", "creat", "creat64", "__open_2", "__open64_2", "fopen",
                "fopen64", "read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread64_chk", "readv",
-               "preadv", "preadv2", "opendir", "fdopendir", "scandir", "nftw", "ftw", "aio_read")
+               "preadv", "preadv2", "opendir", "fdopendir", "scandir", "nftw", "ftw", "aio_read", "symlink",
+               "symlinkat", "link", "linkat", "rename", "renameat", "renameat2")
 FILE_CLASSES = ("_ZNSt14basic_ifstream", "_ZNSt14basic_ofstream", "_ZNSt13basic_fstream", "_ZNSt13basic_filebuf",
                 "_ZNSt10filesystem", "_ZNKSt10filesystem", "_ZNSt7__cxx1114basic_ifstream")
 SOURCE_RULES = ((re.compile(r"\b(asm|__asm|__asm__)\b"), "inline assembly"),
@@ -141,7 +142,8 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
     ok, message = compiler(["g++", *compile_flags, "-E", str(source), "-o", str(preprocessed)])
     if not ok:
         return None, message
-    problem = refused_source(preprocessed.read_text(encoding="utf-8", errors="replace"), source)
+    text = sandbox.read_written(preprocessed, sandbox.REPORT_LIMIT * 16) or b""
+    problem = refused_source(text.decode("utf-8", errors="replace"), source)
     if problem:
         return None, problem
     ok, message = compiler(["g++", *compile_flags, "-c", str(source), "-o", str(obj)])

@@ -169,11 +169,29 @@ def _tasks_of(uid: int) -> int:
 
 
 def prepare_folder(folder: Path) -> None:
-    """A folder the calls may write: theirs when they run under their own user."""
+    """A folder the calls may write: theirs when they run under their own user. Whatever an earlier
+    call left at that name (a link to the grader's files, say) is removed first."""
+    folder = Path(folder)
+    if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+        folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     uid = _User.get()
     if uid is not None:
-        os.chown(folder, uid, uid)
+        os.chown(folder, uid, uid, follow_symlinks=False)
+
+
+def read_written(path: Path, limit: int) -> bytes | None:
+    """A file a call wrote, as the grader reads it: a regular file only, never through a link (a
+    link to the expected answers would otherwise be read as the submission's), at most `limit`
+    bytes; None when there is no such file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(limit)
 
 
 def share(path: Path, top: Path) -> None:
