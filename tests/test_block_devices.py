@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ssdartifact.blockdev import BlockDev, BlockDeviceRefused, System, block_device_size, check_block_device
+from ssdartifact.blockdev import (BlockDev, BlockDeviceRefused, System, block_device_size, check_block_device,
+                                  mount_of)
 
 DISK, P1, P2, VDA, VDA1 = (os.makedev(259, 0), os.makedev(259, 1), os.makedev(259, 2),
                            os.makedev(253, 0), os.makedev(253, 1))
@@ -233,3 +234,14 @@ def test_a_real_loop_device_passes_until_it_carries_a_file_system(loop_device):
     with pytest.raises(BlockDeviceRefused, match=rf"'loop-scratch' \({loop_device}\) carries .* \(TYPE=ext4\)"):
         check_block_device(device)
     check_block_device({**device, "force": True})
+
+
+def test_the_file_system_that_holds_a_path_is_the_deepest_and_last_mounted():
+    """What a `file` device's mount_point and file_system are checked against (config.file_device_problems)."""
+    system = FakeSystem()
+    system.mountinfo_text += ("40 27 259:1 / /mnt/my\\040ssd rw - ext4 /dev/nvme1n1p1 rw\n"
+                              "41 40 259:2 / /mnt/my\\040ssd rw - xfs /dev/nvme1n1p2 rw\n"
+                              "42 27 0:30 / /mnt/my rw - tmpfs tmpfs rw\n")
+    assert mount_of("/mnt/my ssd/bench", system=system) == ("/mnt/my ssd", "xfs")
+    assert mount_of("/mnt/my", system=system) == ("/mnt/my", "tmpfs")
+    assert mount_of("/mnt/myself", system=system) == ("/", "ext4")

@@ -1,12 +1,13 @@
 """Every config is validated before anything runs; a bad value is reported with
 the file, the key and what is allowed."""
 
+import os
 import re
 
 import pytest
 import yaml
 
-from ssdartifact import config
+from ssdartifact import REPO_ROOT, blockdev, config
 from steps.__main__ import main
 
 
@@ -45,6 +46,8 @@ def _error(profile="quick"):
     ("devices.yaml", lambda d: d["devices"].append({"name": "emu", "kind": "emulated", "read_latency_us": 50,
                                                      "alpha": 0, "k_r": 4, "k_w": 2}),
      r"devices.yaml: key devices\[\d+\] \(name: emu\).alpha: 0 is out of range; it must be > 0"),
+    ("devices.yaml", lambda d: d["devices"][0].update(path="scratch/x\ny"),
+     r"devices.yaml: key devices\[0\] \(name: local-disk\).path: 'scratch/x\\ny' does not match the required form"),
     ("devices.yaml", lambda d: d["devices"].append({"name": "nvme", "kind": "block", "path": "/dev/nvme1n1"}),
      r"devices.yaml: key devices\[\d+\] \(name: nvme\): missing required key\(s\): destructive"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_2"].update(alphas=[0.5, 2]),
@@ -207,3 +210,76 @@ def test_a_table_6_2_device_must_be_declared(configs):
     _edit(configs / "experiments/restore.yaml", lambda d: d["table_6_2"].append(
         {"thesis_device": "Samsung 990 Pro", "device": "emu-samsung"}))
     assert "restore.yaml: key table_6_2[5].device: 'emu-samsung' is not declared in configs/devices.yaml" in _error()
+
+
+def _use_file_device(configs, **declaration):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append(
+        {"name": "my-ssd", "kind": "file", "max_bytes": 1 << 30, **declaration}))
+    _edit(configs / "profiles/ci.yaml", lambda d: d["devices"].append("my-ssd"))
+
+
+def test_a_file_device_whose_path_does_not_exist_is_refused_and_not_created(configs, tmp_path):
+    """A mistyped mount point must not be measured on the disk under it."""
+    missing = tmp_path / "mnt" / "nvme0" / "bench"
+    _use_file_device(configs, path=str(missing))
+    assert (f"configs/devices.yaml: device 'my-ssd': key path: '{missing}' does not exist. Make that directory on "
+            "the file system to measure, or correct the path; the workflow never creates it, so that a mistyped or "
+            "unmounted path is not measured on the disk under it.") in _error("ci").splitlines()
+    assert not (tmp_path / "mnt").exists()
+
+
+def test_a_file_device_whose_path_is_a_regular_file_is_refused(configs, tmp_path):
+    (tmp_path / "bench").write_text("")
+    _use_file_device(configs, path=str(tmp_path / "bench"))
+    assert (f"configs/devices.yaml: device 'my-ssd': key path: '{tmp_path / 'bench'}' is a regular file, not a "
+            "directory. Declare a directory on the file system to measure.") in _error("ci").splitlines()
+
+
+def test_a_file_device_must_be_on_the_file_system_it_declares(configs, tmp_path):
+    mount_point, file_system = blockdev.mount_of(str(tmp_path))
+    _use_file_device(configs, path=str(tmp_path), mount_point=mount_point, file_system=file_system)
+    config.check_all("ci")
+    _edit(configs / "devices.yaml", lambda d: d["devices"][-1].update(mount_point=str(tmp_path), file_system="f2fs"))
+    assert _error("ci").splitlines() == [
+        f"configs/devices.yaml: device 'my-ssd': key mount_point: path '{tmp_path}' is on the file system mounted "
+        f"at '{mount_point}', not at '{tmp_path}'. Mount the device at '{tmp_path}', or correct mount_point.",
+        f"configs/devices.yaml: device 'my-ssd': key file_system: path '{tmp_path}' is on a file system of type "
+        f"{file_system} (mounted at '{mount_point}'), not f2fs. Put the path on a file system of type f2fs, or correct "
+        "file_system."]
+
+
+def test_the_artifact_s_own_file_device_may_be_missing_until_it_is_used(configs):
+    """A fresh clone has no scratch/: a device inside it is the artifact's own, made when first opened."""
+    own = f"scratch/test-own-device-{os.getpid()}"
+    _use_file_device(configs, path=own)
+    config.check_all("ci")
+    assert not (REPO_ROOT / own).exists()
+    (REPO_ROOT / own).parent.mkdir(exist_ok=True)
+    (REPO_ROOT / own).write_text("")
+    try:
+        assert f"device 'my-ssd': key path: '{own}' is a regular file, not a directory." in _error("ci")
+    finally:
+        (REPO_ROOT / own).unlink()
+
+
+def test_a_file_device_on_a_cluster_node_is_checked_there(configs, tmp_path):
+    """Its path is on the node that holds it: the node checks it when the experiment opens it."""
+    _use_file_device(configs, path=str(tmp_path / "absent"), cluster={"node": "n1"})
+    config.check_all("ci")
+
+
+def test_a_file_device_the_profile_does_not_use_is_not_examined(configs, tmp_path):
+    _edit(configs / "devices.yaml", lambda d: d["devices"].append(
+        {"name": "spare", "kind": "file", "path": str(tmp_path / "absent"), "max_bytes": 1 << 30}))
+    config.check_all("ci")
+
+
+def test_a_value_is_quoted_escaped_and_cut(configs):
+    """A NUL or a control character in a value cannot cut a message or forge a line; a long value is cut."""
+    _edit(configs / "profiles/quick.yaml", lambda d: d.update(runtime="dock\0r\n" + "x" * 1_000_000))
+    _edit(configs / "devices.yaml", lambda d: d["devices"][0].update(name="disk\nfake: line"))
+    message = _error()
+    assert ("configs/profiles/quick.yaml: key runtime: 'dock\\x00r\\n" + "x" * 53 + "'... (1000007 characters) is "
+            "not allowed; allowed values: 'native', 'docker'") in message
+    assert "key devices[0] (name: 'disk\\nfake: line').name: 'disk\\nfake: line' does not match" in message
+    assert all(len(line) < 400 and not line.startswith("fake") for line in message.splitlines()), message

@@ -54,6 +54,18 @@ def test_a_declared_block_device_that_does_not_exist_is_refused(configs):
             pass
 
 
+def test_a_declared_file_device_is_checked_where_it_is_opened_and_never_created(configs, tmp_path):
+    """On a cluster the node that holds the device checks it, when the experiment opens it."""
+    data = yaml.safe_load((configs / "devices.yaml").read_text())
+    data["devices"].append({"name": "my-ssd", "kind": "file", "path": str(tmp_path / "mnt" / "nvme"),
+                            "max_bytes": 1 << 30, "cluster": {"node": "n1"}})
+    (configs / "devices.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(devices.DeviceError, match=r"device 'my-ssd': key path: '.*/mnt/nvme' does not exist"):
+        with devices.opened("my-ssd", 4096):
+            pass
+    assert not (tmp_path / "mnt").exists()
+
+
 def test_a_file_device_removes_its_test_files(tmp_path):
     with devices.opened("local-disk", 4096) as opened:
         (opened.io_dir / "f").write_bytes(b"x" * 4096)

@@ -150,6 +150,16 @@ def test_a_postgres_buffer_trace_becomes_a_page_trace(tmp_path):
     assert (tmp_path / "traces" / "tpcc.csv.json").exists()
 
 
+def test_a_page_trace_without_line_breaks_is_refused_before_it_is_copied(tmp_path):
+    source = tmp_path / "tpcc.csv"
+    with open(source, "wb") as handle:
+        handle.truncate(2 << 30)  # 2 GiB of NUL bytes that take no room on disk
+    with pytest.raises(StepFailed, match=r"key traces.tpcc: .*tpcc.csv:1: a line longer than 4096 bytes"):
+        restore_steps.convert_restore_trace(name="tpcc", source=str(source), trace_format="page",
+                                            csv_out=str(tmp_path / "out" / "tpcc.csv"), log=str(tmp_path / "log"))
+    assert not list((tmp_path / "out").iterdir())
+
+
 def test_a_small_figure_is_deterministic(tmp_path):
     """Two runs of a small Figure 6.8 give the same bytes (virtual time, CPU timing off)."""
     from restore import engine  # noqa: PLC0415

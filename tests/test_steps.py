@@ -118,14 +118,18 @@ def test_the_container_id_is_read_from_the_mounted_hostname_file():
     assert provenance.container_id("25 1 8:1 / / rw - ext4 /dev/sda1\n") is None
 
 
-def test_steps_that_open_a_device_write_every_declared_file_device(configs, tmp_path):
+def test_steps_that_open_a_device_write_every_declared_file_device_that_is_there(configs, tmp_path):
+    """A declared directory that is missing is neither made nor passed in: `docker run -v` would make
+    it, and a step that opens the device refuses it by name."""
     import yaml
     data = yaml.safe_load((configs / "devices.yaml").read_text())
-    outside = tmp_path / "ssd" / "bench"
-    data["devices"].append({"name": "my-ssd", "kind": "file", "path": str(outside), "max_bytes": 1 << 30})
+    outside, missing = tmp_path / "ssd" / "bench", tmp_path / "unmounted" / "bench"
+    outside.mkdir(parents=True)
+    data["devices"] += [{"name": "my-ssd", "kind": "file", "path": str(outside), "max_bytes": 1 << 30},
+                        {"name": "gone", "kind": "file", "path": str(missing), "max_bytes": 1 << 30}]
     (configs / "devices.yaml").write_text(yaml.safe_dump(data))
     assert runtime.devices_bind_paths() == [REPO_ROOT / "scratch/local-disk", outside]
-    assert outside.is_dir()
+    assert not (tmp_path / "unmounted").exists()
 
 
 def test_raw_devices_are_paired_with_their_file_system_twins(tmp_path):

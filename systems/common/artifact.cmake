@@ -36,7 +36,7 @@ target_link_libraries(artifact_common PUBLIC Threads::Threads)
 
 set(ARTIFACT_COMMON_TESTS ${ARTIFACT_COMMON_DIR}/tests/rng_test.cc ${ARTIFACT_COMMON_DIR}/tests/command_line_test.cc
                           ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc ${ARTIFACT_COMMON_DIR}/tests/wire_test.cc
-                          ${ARTIFACT_COMMON_DIR}/tests/device_model_test.cc)
+                          ${ARTIFACT_COMMON_DIR}/tests/device_model_test.cc ${ARTIFACT_COMMON_DIR}/tests/quote_test.cc)
 # The device model's wall-clock bounds (a system's tests labelled "timing" run them).
 set(ARTIFACT_COMMON_TIMING_TESTS ${ARTIFACT_COMMON_DIR}/tests/device_model_timing_test.cc)
 

@@ -14,6 +14,7 @@ unless every check passes:
 
 Every refusal names the device and its path, says why, and says how to proceed.
 All access to the machine goes through System, so that tests can pass a fake.
+mount_of() reads the same mount table for a `file` device: which file system holds its path.
 """
 
 from __future__ import annotations
@@ -189,16 +190,9 @@ def _uses(system: System, real: str, rdev: int, where: str) -> list[str]:
 def _mounts(system: System) -> dict[int, list[str]]:
     """Mount points by device number, from /proc/self/mountinfo."""
     mounts: dict[int, list[str]] = {}
-    for line in system.mountinfo().splitlines():
-        # "36 35 98:0 / /mnt rw,noatime shared:1 - ext4 /dev/sda1 rw": the optional fields
-        # before " - " vary in number; file-system type and source follow it.
-        before, _, after = line.partition(" - ")
-        fields, tail = before.split(), after.split()
-        if len(fields) < 5 or len(tail) < 2:
-            continue
-        mountpoint, source = _unescape(fields[4]), _unescape(tail[1])
-        # Field 3 is the major:minor of the mounted file system ...
-        major, minor = fields[2].split(":")
+    for numbers, mountpoint, _, source in _mount_table(system):
+        # The major:minor of the mounted file system ...
+        major, minor = numbers.split(":")
         devnos = {os.makedev(int(major), int(minor))}
         # ... which is an anonymous 0:N for btrfs, so the source's device number counts too.
         # Only sources under /dev/ are examined: a stat on a network source could hang.
@@ -207,6 +201,34 @@ def _mounts(system: System) -> dict[int, list[str]]:
         for devno in devnos:
             mounts.setdefault(devno, []).append(mountpoint)
     return mounts
+
+
+def mount_of(path: str, *, system: System | None = None) -> tuple[str, str] | None:
+    """The mount point and file-system type of the file system that holds the existing `path`
+    (what a `file` device's mount_point and file_system declare); None when no mount holds it."""
+    system = system or System()
+    real = system.realpath(path)
+    found = None
+    for _, mountpoint, fs_type, _ in _mount_table(system):
+        inside = real == mountpoint or real.startswith(mountpoint.rstrip("/") + "/")
+        # The deepest mount point holds it; of mounts stacked on one point, the last one shows.
+        if inside and (found is None or len(mountpoint) >= len(found[0])):
+            found = (mountpoint, fs_type)
+    return found
+
+
+def _mount_table(system: System) -> list[tuple[str, str, str, str]]:
+    """(major:minor, mount point, file-system type, source) of each mount in /proc/self/mountinfo."""
+    table = []
+    for line in system.mountinfo().splitlines():
+        # "36 35 98:0 / /mnt rw,noatime shared:1 - ext4 /dev/sda1 rw": the optional fields
+        # before " - " vary in number; file-system type and source follow it.
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 2:
+            continue
+        table.append((fields[2], _unescape(fields[4]), tail[0], _unescape(tail[1])))
+    return table
 
 
 def _swaps(system: System) -> dict[int, list[str]]:

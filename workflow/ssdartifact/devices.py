@@ -3,9 +3,11 @@ before use, and opening it for an experiment.
 
 Opening yields a directory to run I/O in; nothing outside the declared path (a
 file device's directory, or an emulated device's folder under scratch/emussd/)
-is ever written. An emulated device is opened by the `Emulator` it is given
-(emussd.device: the steps that run experiments pass it), which mounts it for
-the experiment and always unmounts it afterwards. A loop device (kind loop) is
+is ever written. A file device's directory is never made, unless it is the
+artifact's own, inside scratch/ (config.artifact_owned). An emulated device is
+opened by the `Emulator` it is given (emussd.device: the steps that run
+experiments pass it), which mounts it for the experiment and always unmounts it
+afterwards. A loop device (kind loop) is
 made the same way, from a file of the artifact's own (scratch/loop/<name>/):
 attached with direct I/O, with a file system made and mounted on it if declared,
 and detached and deleted afterwards, so a raw write never reaches anything else.
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-from . import REPO_ROOT, blockdev, config
+from . import REPO_ROOT, blockdev, config, provenance
 
 DEVICE_LOCKS = REPO_ROOT / "scratch" / "device-locks"  # one experiment per device at a time
 LOOP_DEVICES = REPO_ROOT / "scratch" / "loop"  # each loop device's backing file and mount point
@@ -161,8 +163,7 @@ _HELD_HERE: set[str] = set()  # devices whose lock this process holds (a second 
 
 def _ready(name: str, device: dict, needed_bytes: int, emulator: Emulator | None) -> Iterator[OpenDevice]:
     if device["kind"] == "file":
-        directory = (REPO_ROOT / device["path"]).resolve()
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = file_directory(device)
         check_space(directory, needed_bytes, device["max_bytes"], name)
         work = directory / "ssd-artifact-io"
         work.mkdir(exist_ok=True)
@@ -189,6 +190,19 @@ def _ready(name: str, device: dict, needed_bytes: int, emulator: Emulator | None
                               f"which has {size} bytes and allows max_bytes={device['max_bytes']}; raise max_bytes "
                               "in configs/devices.yaml (within the device) or shrink the experiment")
         yield OpenDevice(name, device, None, None, block_path=path)
+
+
+def file_directory(device: dict) -> Path:
+    """A file device's directory, checked here (config.file_device_problems): check-config cannot see
+    a device on a cluster's node, and a disk may have been unmounted since. Only the artifact's own
+    directory is made when missing; a declared one never is."""
+    # Inside a step's container the host's mounts are not visible: the host checked them (steps.runtime).
+    problems = config.file_device_problems(device, mounts=not os.environ.get(provenance.RUNTIME_ENV))
+    if problems:
+        raise DeviceError("\n".join(problems))
+    directory = (REPO_ROOT / device["path"]).resolve()
+    directory.mkdir(parents=True, exist_ok=True)  # missing only when it is the artifact's own
+    return directory
 
 
 def _loop(name: str, device: dict, needed_bytes: int) -> Iterator[OpenDevice]:

@@ -36,10 +36,11 @@ def convert_restore_trace(*, name: str, source: str, trace_format: str, csv_out:
     started = provenance.now()
     try:
         if trace_format == "page":
+            # read (and refused, when it is not a page trace) before anything is written
+            stats = {**traces.trace_stats(source), "trace": Path(csv_out).name}
             tmp = Path(csv_out + ".tmp")
             shutil.copyfile(source, tmp)
             tmp.replace(csv_out)
-            stats = traces.trace_stats(csv_out)
         else:
             stats = {"postgres": traces.convert_postgres, "snia": traces.convert_snia,
                      "thesios": traces.convert_thesios}[trace_format](source, csv_out)

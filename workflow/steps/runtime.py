@@ -173,13 +173,16 @@ def _plain(value):
 
 def devices_bind_paths() -> list[Path]:
     """The declared file devices' directories, which a step that opens a device writes (inside the
-    repository or not). Each is created first: `docker run -v` must not create it, as root, itself."""
+    repository or not), each checked here, on the host (devices.file_directory). One that is not
+    there is not passed in: `docker run -v` would make it, and the step that opens its device
+    refuses it by name (check-config refused it already if the profile uses it)."""
     paths = []
     for device in config.load("devices.yaml")["devices"]:
         if device["kind"] == "file":
-            path = (REPO_ROOT / device["path"]).resolve()
-            path.mkdir(parents=True, exist_ok=True)
-            paths.append(path)
+            try:
+                paths.append(devices.file_directory(device))
+            except devices.DeviceError:
+                continue
     return paths
 
 

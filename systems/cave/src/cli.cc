@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "algorithms.h"
+#include "artifact/quote.h"
 #include "common.h"
 #include "emulation.h"
 #include "engine.h"
@@ -24,6 +25,9 @@
 #include "text_input.h"
 
 namespace cave {
+
+using artifact::escaped;
+using artifact::excerpt;
 
 const char* usage() {
   return R"(usage: cave <command> [options]     (systems/cave/README.md documents everything)
@@ -38,6 +42,7 @@ const char* usage() {
         [--variant nonblocked|blocked] [--io-threads N (1)] [--io-engine threads|uring]
         [--cache-blocks B | --cache-bytes X | --cache-fraction F (0.03 of the file)]
         [--source V (0): bfs, dfs] [--iterations I (10)] [--damping D (0.85)]: pagerank
+        [--pagerank-directed]: pagerank on a file converted without --undirected (ranks over out-edges)
         [--walks K (1000)] [--walk-length L (vertices / walks)] [--seed S (42)]: randomwalk
         [--dfs-threshold T (8)]: dfs      [--traversal NAME (cave)]: bfs, wcc (a plug-in's BFS and WCC)
         [--values-out FILE] [--timeline-out FILE] [--timeline-ms T (100)]
@@ -89,7 +94,7 @@ class Args {
       : cmd_(cmd) {
     for (size_t i = from; i < args.size(); ++i) {
       const std::string& a = args[i];
-      if (a.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + a + "' for `cave " + cmd + "`");
+      if (a.rfind("--", 0) != 0) throw UsageError("unexpected argument " + excerpt(a) + " for `cave " + cmd + "`");
       std::string key = a.substr(2), value;
       bool has_value = false;
       if (auto eq = key.find('='); eq != std::string::npos) {
@@ -106,7 +111,7 @@ class Args {
         std::string allowed;
         for (auto& k : valued) allowed += " --" + k;
         for (auto& k : flags) allowed += " --" + k;
-        throw UsageError("unknown option --" + key + " for `cave " + cmd + "` (allowed:" + allowed + ")");
+        throw UsageError("unknown option --" + escaped(key) + " for `cave " + cmd + "` (allowed:" + allowed + ")");
       }
       if (!has_value) {
         if (i + 1 >= args.size()) throw UsageError("--" + key + " needs a value");
@@ -131,7 +136,7 @@ class Args {
       if (v == a) return v;
       list += (list.empty() ? "" : "|") + a;
     }
-    throw UsageError("--" + k + " must be one of " + list + ", got '" + v + "'");
+    throw UsageError("--" + k + " must be one of " + list + ", got " + excerpt(v));
   }
   uint64_t integer(const std::string& k, uint64_t def, uint64_t lo, uint64_t hi) const {
     if (!has(k)) return def;
@@ -140,7 +145,7 @@ class Args {
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || end != t.data() + t.size())
       throw UsageError("--" + k + " needs a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                       "], got '" + t + "'");
+                       "], got " + excerpt(t));
     if (v < lo || v > hi)
       throw UsageError("--" + k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + t);
     return v;
@@ -151,7 +156,7 @@ class Args {
     double v = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
-      throw UsageError("--" + k + " needs a number in [" + num(lo) + ", " + num(hi) + "], got '" + t + "'");
+      throw UsageError("--" + k + " needs a number in [" + num(lo) + ", " + num(hi) + "], got " + excerpt(t));
     if (v < lo || v > hi) throw UsageError("--" + k + " must be in [" + num(lo) + ", " + num(hi) + "], got " + t);
     return v;
   }
@@ -266,9 +271,9 @@ class Timeline {
   }
   void write(const std::string& path) const {
     std::ofstream f(path);
-    if (!f) throw RuntimeError("cannot write " + path);
+    if (!f) throw RuntimeError("cannot write " + escaped(path));
     f << kTimelineColumns << "\n" << rows_.str();
-    if (!f) throw RuntimeError("cannot write " + path);
+    if (!f) throw RuntimeError("cannot write " + escaped(path));
   }
 
  private:
@@ -311,12 +316,12 @@ class Timeline {
 class Values {
  public:
   explicit Values(const std::string& path) : path_(path), f_(path, std::ios::binary) {
-    if (!f_) throw RuntimeError("cannot write " + path);
+    if (!f_) throw RuntimeError("cannot write " + escaped(path));
   }
   std::ofstream& f() { return f_; }
   void close() {
     f_.close();
-    if (!f_) throw RuntimeError("cannot write " + path_);
+    if (!f_) throw RuntimeError("cannot write " + escaped(path_));
   }
 
  private:
@@ -341,6 +346,7 @@ int cmd_run(const Args& a, std::ostream& out) {
   a.only_for("source", bfs_like, "--algorithm bfs and dfs");
   a.only_for("iterations", algo == "pagerank", "--algorithm pagerank");
   a.only_for("damping", algo == "pagerank", "--algorithm pagerank");
+  a.only_for("pagerank-directed", algo == "pagerank", "--algorithm pagerank");
   for (auto k : {"walks", "walk-length", "seed"}) a.only_for(k, algo == "randomwalk", "--algorithm randomwalk");
   a.only_for("dfs-threshold", algo == "dfs", "--algorithm dfs");
   a.only_for("traversal", algo == "bfs" || algo == "wcc", "--algorithm bfs and wcc");
@@ -358,6 +364,14 @@ int cmd_run(const Args& a, std::ostream& out) {
   const std::string timeline_out = a.str("timeline-out", "-");
   const Traversal* traverse = algo == "bfs" || algo == "wcc" ? &traversal(a.str("traversal", "cave")) : nullptr;
 
+  // PageRank sums each vertex's list as its in-edges: so are they only in a symmetric file. Its
+  // metadata block says which, read before anything else (README, "cave run").
+  if (algo == "pagerank" && !a.has("pagerank-directed") && !(read_header(path).meta.flags & kFlagSymmetric))
+    throw UsageError("--algorithm pagerank needs a graph converted with --undirected, and " + escaped(path) +
+                     " is directed: PageRank sums over in-edges, and the file holds out-edges only. Convert the input "
+                     "again with `cave convert ... --undirected`, or give --pagerank-directed for ranks over the "
+                     "out-edges (each vertex scored from the vertices it points to, divided by their out-degrees)");
+
   // Before the graph is opened, so that every block read is charged; once, so nothing changes it later.
   if (a.has("emulate")) start_emulation(a.str("emulate"));
 
@@ -369,7 +383,7 @@ int cmd_run(const Args& a, std::ostream& out) {
   // bfs and dfs start at a vertex, random walks at random vertices: none exists in an empty
   // graph (wcc and pagerank are defined on it: no components, no scores).
   if ((bfs_like || algo == "randomwalk") && n == 0)
-    throw UsageError("--algorithm " + algo + " needs a start vertex, but " + path + " has no vertices" +
+    throw UsageError("--algorithm " + algo + " needs a start vertex, but " + escaped(path) + " has no vertices" +
                      (a.has("source") ? " (--source " + std::to_string(source) + ")" : ""));
   if (bfs_like && source >= n)
     throw UsageError("--source must be a vertex id in [0, " + std::to_string(n - 1) + "], got " +
@@ -504,9 +518,9 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
                               "cache-blocks", "cache-bytes",  "cache-fraction", "source",     "iterations",
                               "damping",      "walks",        "walk-length",    "seed",       "dfs-threshold",
                               "values-out",   "timeline-out", "timeline-ms",    "traversal",  "emulate"},
-               {}),
+               {"pagerank-directed"}),
           out);
-    throw UsageError("unknown command '" + cmd + "' (allowed: generate, convert, info, run)");
+    throw UsageError("unknown command " + excerpt(cmd) + " (allowed: generate, convert, info, run)");
   } catch (const UsageError& e) {
     err << "cave: error: " << e.what() << "\n";
     return 2;

@@ -15,9 +15,12 @@
 #include <thread>
 
 #include "artifact/atomic_file.h"
+#include "artifact/quote.h"
 #include "common.h"
 
 namespace cave {
+
+using artifact::escaped;
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -183,11 +186,11 @@ int open_direct(const std::string& path) {
   if (fd < 0) {
     const int err = errno;
     if (err == EINVAL)
-      throw RuntimeError("cannot open " + path + " with O_DIRECT: the file system refuses direct I/O (" +
+      throw RuntimeError("cannot open " + escaped(path) + " with O_DIRECT: the file system refuses direct I/O (" +
                          errno_text(err) +
                          "); CAVE bypasses the page cache and does not fall back to buffered reads: put the graph on a "
                          "file system that supports O_DIRECT (ext4, xfs, an emussd mount)");
-    throw RuntimeError("cannot open " + path + ": " + errno_text(err));
+    throw RuntimeError("cannot open " + escaped(path) + ": " + errno_text(err));
   }
   return fd;
 }
@@ -196,7 +199,8 @@ namespace {
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& what) {
   // "what" says where (file block, byte) and which value; the advice is the same for all.
-  throw RuntimeError("corrupt graph file " + path + ": " + what + "; convert the input again with `cave convert`");
+  throw RuntimeError("corrupt graph file " + escaped(path) + ": " + what +
+                     "; convert the input again with `cave convert`");
 }
 
 std::string n2s(uint64_t v) { return std::to_string(v); }
@@ -213,18 +217,19 @@ std::string record_place(uint32_t v) {
 GraphHeader read_header(int fd, const std::string& path) {
   GraphHeader h;
   h.path = path;
+  const std::string file = escaped(path);  // as messages show it
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw RuntimeError("cannot stat " + path + ": " + errno_text(errno));
+  if (::fstat(fd, &st) != 0) throw RuntimeError("cannot stat " + file + ": " + errno_text(errno));
   h.file_bytes = static_cast<uint64_t>(st.st_size);
   if (h.file_bytes < kBlockSize)
-    throw RuntimeError(path + " is not a CAVE graph file (shorter than one 4096-byte block)");
+    throw RuntimeError(file + " is not a CAVE graph file (shorter than one 4096-byte block)");
   std::unique_ptr<char, FreeDeleter> buf(static_cast<char*>(aligned_block_alloc(kBlockSize)));
-  read_exact(fd, buf.get(), kBlockSize, 0, path + " (metadata block)");
+  read_exact(fd, buf.get(), kBlockSize, 0, file + " (metadata block)");
   std::memcpy(&h.meta, buf.get(), sizeof h.meta);
   if (std::memcmp(h.meta.magic, kMagic, sizeof kMagic) != 0)
-    throw RuntimeError(path + " is not a CAVE graph file (bad magic); convert it with `cave convert`");
+    throw RuntimeError(file + " is not a CAVE graph file (bad magic); convert it with `cave convert`");
   if (h.meta.version != kFormatVersion)
-    throw RuntimeError(path + ": unsupported format version " + std::to_string(h.meta.version) +
+    throw RuntimeError(file + ": unsupported format version " + std::to_string(h.meta.version) +
                        " (this cave reads version " + std::to_string(kFormatVersion) +
                        "); convert the input again with this `cave convert`");
   const auto& m = h.meta;
@@ -251,6 +256,18 @@ GraphHeader read_header(int fd, const std::string& path) {
                       " bytes (truncated or extended)");
   h.edge_region_block = 1ull + static_cast<uint64_t>(m.num_vertex_blocks);
   return h;
+}
+
+GraphHeader read_header(const std::string& path) {
+  const int fd = open_direct(path);
+  try {
+    GraphHeader h = read_header(fd, path);
+    ::close(fd);
+    return h;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 namespace {
@@ -290,7 +307,7 @@ void read_region(int fd, void* dst, uint64_t first_block, uint64_t blocks, const
 std::vector<VertexRecord> read_vertices(int fd, const GraphHeader& h) {
   const uint64_t nvb = static_cast<uint64_t>(h.meta.num_vertex_blocks);
   std::vector<VertexRecord> all(nvb * kVerticesPerBlock);
-  read_region(fd, all.data(), 1, nvb, h.path + " (vertex blocks)");
+  read_region(fd, all.data(), 1, nvb, escaped(h.path) + " (vertex blocks)");
   all.resize(static_cast<size_t>(h.meta.num_vertices));
   const uint64_t edge_blocks = static_cast<uint64_t>(h.meta.num_edge_blocks);
   uint64_t degrees = 0;
@@ -377,7 +394,7 @@ void EdgeCheck::fail(uint32_t b, const uint32_t* block) const {
 std::vector<uint32_t> read_edge_region(int fd, const GraphHeader& h) {
   std::vector<uint32_t> edges(static_cast<size_t>(h.meta.num_edge_blocks) * kEdgesPerBlock);
   read_region(fd, edges.data(), h.edge_region_block, static_cast<uint64_t>(h.meta.num_edge_blocks),
-              h.path + " (edge blocks)");
+              escaped(h.path) + " (edge blocks)");
   return edges;
 }
 

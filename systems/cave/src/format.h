@@ -71,7 +71,7 @@ uint32_t vertex_blocks_for(uint32_t n);
 // An opened block file: metadata and the vertex array (read with O_DIRECT at start-up, as in
 // the original code: only edge blocks go through the cache pool).
 struct GraphHeader {
-  std::string path;  // named in every error about the file
+  std::string path;  // named (escaped: artifact/quote.h) in every error about the file
   MetaBlock meta{};
   uint64_t file_bytes = 0;
   uint64_t edge_region_block = 0;  // file block index of edge block 0
@@ -84,6 +84,8 @@ struct GraphHeader {
 // num_edges); EdgeCheck's constructor checks that the lists of each edge block tile its first
 // slots, and the check itself that those slots hold ids < N, each time the block is read.
 GraphHeader read_header(int fd, const std::string& path);
+// The checked metadata of the file at `path` alone (opened with O_DIRECT, then closed).
+GraphHeader read_header(const std::string& path);
 std::vector<VertexRecord> read_vertices(int fd, const GraphHeader& h);
 
 class EdgeCheck {

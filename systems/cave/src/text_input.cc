@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "artifact/quote.h"
 #include "common.h"
 
 namespace cave {
@@ -21,11 +23,11 @@ struct FileCloser {
 
 class Parser {
  public:
-  Parser(const std::string& path, const ConvertOptions& opt) : path_(path), opt_(opt) {}
+  Parser(const std::string& path, const ConvertOptions& opt) : path_(path), file_(artifact::escaped(path)), opt_(opt) {}
 
   void run(ConvertStats& stats) {
     std::unique_ptr<FILE, FileCloser> f(std::fopen(path_.c_str(), "rb"));
-    if (!f) throw RuntimeError("cannot open " + path_ + ": " + errno_text(errno));
+    if (!f) throw RuntimeError("cannot open " + file_ + ": " + errno_text(errno));
     constexpr size_t kChunk = 16u << 20;
     std::vector<char> buf(kChunk + 1);
     std::string carry;
@@ -51,7 +53,7 @@ class Parser {
       }
       carry.assign(buf.data() + end, got - end);
     }
-    if (std::ferror(f.get())) throw RuntimeError("cannot read " + path_ + ": " + errno_text(errno));
+    if (std::ferror(f.get())) throw RuntimeError("cannot read " + file_ + ": " + errno_text(errno));
     if (!carry.empty()) line(carry.data(), carry.data() + carry.size(), stats);
   }
 
@@ -85,9 +87,9 @@ class Parser {
       ++p;
     }
     if (!ok || v >= 0xffffffffull)
-      throw RuntimeError(path_ + ":" + std::to_string(lineno_) +
-                         ": expected a vertex id (an unsigned integer below 4294967295), got '" +
-                         std::string(start, std::min<size_t>(static_cast<size_t>(p - start), 40)) + "'");
+      throw RuntimeError(file_ + ":" + std::to_string(lineno_) +
+                         ": expected a vertex id (an unsigned integer below 4294967295), got " +
+                         artifact::excerpt(std::string_view(start, static_cast<size_t>(p - start))));
     out = id(static_cast<uint32_t>(v));
     return true;
   }
@@ -111,7 +113,7 @@ class Parser {
     token(p, end, u);
     if (opt_.format == InputFormat::Snap) {
       if (!token(p, end, v))
-        throw RuntimeError(path_ + ":" + std::to_string(lineno_) + ": an edge-list line needs two vertex ids `u v`");
+        throw RuntimeError(file_ + ":" + std::to_string(lineno_) + ": an edge-list line needs two vertex ids `u v`");
       add(u, v, stats);  // further columns (weights, timestamps) are ignored
     } else {
       while (token(p, end, v)) add(u, v, stats);
@@ -125,6 +127,7 @@ class Parser {
   }
 
   std::string path_;
+  std::string file_;  // the path as messages show it (escaped)
   ConvertOptions opt_;
   uint64_t lineno_ = 0;
   std::unordered_map<uint32_t, uint32_t> map_;

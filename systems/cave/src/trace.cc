@@ -38,6 +38,7 @@
 
 #include "algorithms.h"
 #include "artifact/command_line.h"
+#include "artifact/quote.h"
 #include "common.h"
 #include "generate.h"
 #include "text_input.h"
@@ -45,6 +46,8 @@
 namespace cave {
 namespace {
 
+using artifact::escaped;
+using artifact::excerpt;
 using artifact::InputError;
 
 struct Scene {
@@ -56,7 +59,7 @@ struct Scene {
 
 Scene read_scene(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot read the scene " + path);
+  if (!in) throw InputError("cannot read the scene " + escaped(path));
   Scene s;
   std::string line;
   for (int number = 1; std::getline(in, line); number++) {
@@ -64,26 +67,26 @@ Scene read_scene(const std::string& path) {
     std::istringstream words(line);
     std::string key, a, b;
     if (!(words >> key)) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    if (!(words >> a)) throw InputError(where + ": '" + key + "' needs a value");
+    const std::string where = escaped(path) + ":" + std::to_string(number);
+    if (!(words >> a)) throw InputError(where + ": " + excerpt(key) + " needs a value");
     if (key == "vertex") {
       if (!s.ids.emplace(a, static_cast<uint32_t>(s.names.size())).second)
-        throw InputError(where + ": vertex " + a + " is listed twice");
+        throw InputError(where + ": vertex " + escaped(a) + " is listed twice");
       s.names.push_back(a);
       s.adjacency.emplace_back();
     } else if (key == "edge") {
       if (!(words >> b)) throw InputError(where + ": an edge needs two vertices");
       for (const auto& v : {a, b})
-        if (!s.ids.count(v)) throw InputError(where + ": vertex " + v + " is not listed before its edges");
+        if (!s.ids.count(v)) throw InputError(where + ": vertex " + escaped(v) + " is not listed before its edges");
       s.adjacency[s.ids[a]].insert(s.ids[b]);
       s.adjacency[s.ids[b]].insert(s.ids[a]);
     } else if (key.rfind("bfs_", 0) == 0 || key.rfind("dfs_", 0) == 0 || key.rfind("cache_", 0) == 0) {
       s.settings[key] = a;
     } else {
-      throw InputError(where + ": unknown key '" + key + "'");
+      throw InputError(where + ": unknown key " + excerpt(key));
     }
   }
-  if (s.names.empty()) throw InputError(path + ": a scene needs vertices");
+  if (s.names.empty()) throw InputError(escaped(path) + ": a scene needs vertices");
   return s;
 }
 
@@ -99,7 +102,7 @@ uint32_t number(const Scene& s, const std::string& key, uint32_t lo, uint32_t hi
 
 uint32_t vertex(const Scene& s, const std::string& key) {
   auto it = s.ids.find(setting(s, key));
-  if (it == s.ids.end()) throw InputError(key + ": no vertex '" + setting(s, key) + "'");
+  if (it == s.ids.end()) throw InputError(key + ": no vertex " + excerpt(setting(s, key)));
   return it->second;
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "algorithms.h"
+#include "artifact/quote.h"
 #include "common.h"
 
 namespace cave {
@@ -24,7 +25,7 @@ bool register_traversal(const std::string& name, Traversal t) {
   const auto& all = registry();
   const bool taken = std::any_of(all.begin(), all.end(), [&](const NamedTraversal& r) { return r.name == name; });
   if (!plain || taken || !t.bfs || !t.wcc) {
-    std::cerr << "cave: error: traversal '" << name << "': "
+    std::cerr << "cave: error: traversal " << artifact::excerpt(name) << ": "
               << (taken    ? "the name is taken"
                   : !plain ? "a name is lowercase letters, digits and _"
                            : "needs a BFS and a WCC function")
@@ -46,8 +47,8 @@ const Traversal& traversal(const std::string& name) {
     if (r.name == name) return r.traversal;
   std::string known;
   for (const auto& n : traversal_names()) known += (known.empty() ? "" : ", ") + n;
-  throw UsageError("--traversal must be one of " + (known.empty() ? std::string("(none)") : known) + ", not '" + name +
-                   "'");
+  throw UsageError("--traversal must be one of " + (known.empty() ? std::string("(none)") : known) + ", not " +
+                   artifact::excerpt(name));
 }
 
 }  // namespace cave

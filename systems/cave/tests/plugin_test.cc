@@ -68,5 +68,11 @@ TEST(Plugin, ARegisteredTraversalIsFoundAfterCavesOwnAndAgreesWithIt) {
   EXPECT_THROW(traversal("nope"), UsageError);
 }
 
+// A plug-in's bad name, escaped (artifact/quote.h): a NUL cannot end the message early (issue 42).
+TEST(Plugin, ABadNameIsShownEscaped) {
+  EXPECT_EXIT(register_traversal(std::string("x\0y\n", 4), Traversal{serial_bfs, no_wcc}), ::testing::ExitedWithCode(2),
+              "^cave: error: traversal 'x\\\\x00y\\\\n': a name is lowercase letters, digits and _\n$");
+}
+
 }  // namespace
 }  // namespace cave

@@ -56,7 +56,8 @@ def check_all(binary, graph: Path, a, tmp: Path, source=0, configs=None, symmetr
             row, got = values(binary, graph, "wcc", tmp / "wcc.csv", **cfg)
             assert np.array_equal(column(got, "component"), want_wcc), cfg
             assert row["components"] == len(set(want_wcc.tolist()))
-        row, got = values(binary, graph, "pagerank", tmp / "pr.csv", **cfg)
+        # on a directed file, only when asked for the ranks over out-lists (the reference's formula)
+        row, got = values(binary, graph, "pagerank", tmp / "pr.csv", pagerank_directed=not symmetric, **cfg)
         np.testing.assert_allclose(column(got, "score"), want_pr, rtol=1e-9, atol=1e-6)
         assert row["pagerank_sum"] == pytest.approx(want_pr.sum(), rel=1e-9)
 
@@ -101,6 +102,16 @@ def test_adjacency_list_directed(binary, tmp_path):
     with pytest.raises(CaveError, match="--algorithm wcc needs a symmetric graph.*--undirected") as e:
         engine.run(binary, graph=graph, algorithm="wcc")
     assert e.value.returncode == 2
+    # PageRank on out-lists is not PageRank: refused, with what to do, before anything runs (issue 42)
+    with pytest.raises(CaveError) as e:
+        engine.run(binary, graph=graph, algorithm="pagerank", values_out=tmp_path / "refused.csv")
+    assert e.value.returncode == 2
+    assert str(e.value) == (f"cave: error: --algorithm pagerank needs a graph converted with --undirected, and {graph} "
+                            "is directed: PageRank sums over in-edges, and the file holds out-edges only. Convert the "
+                            "input again with `cave convert ... --undirected`, or give --pagerank-directed for ranks "
+                            "over the out-edges (each vertex scored from the vertices it points to, divided by their "
+                            "out-degrees)")
+    assert not (tmp_path / "refused.csv").exists()
 
 
 def test_renumbering_is_first_seen_order(binary, tmp_path):

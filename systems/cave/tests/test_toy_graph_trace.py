@@ -74,3 +74,15 @@ def test_the_figures_follow_the_engine(binary, tmp_path):
         ours = draw(figure, trace(binary.parent / "cave-trace", SCENE, tmp_path), tmp_path)
         theirs = draw(figure, trace(changed, SCENE, tmp_path), tmp_path)
         assert ours != theirs, figure
+
+
+def test_scene_errors_escape_what_they_quote(binary, tmp_path):
+    """A NUL in a scene would end the message early and a control character forge a line of it (issue 42)."""
+    shown = str(tmp_path).encode() + b"/bad\\n.graph"
+    for text, error in [(b"vertex A\nedge A B\x00\n", b":2: vertex B\\x00 is not listed before its edges"),
+                        (b"vertex A\n\x1b[2Jkey A\n", b":2: unknown key '\\x1b[2Jkey'")]:
+        scene = tmp_path / "bad\n.graph"
+        scene.write_bytes(text)
+        result = subprocess.run([str(binary.parent / "cave-trace"), str(scene), "--workdir", str(tmp_path)],
+                                capture_output=True)
+        assert (result.returncode, result.stderr) == (2, b"cave-trace: error: " + shown + error + b"\n")

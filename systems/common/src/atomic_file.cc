@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "artifact/quote.h"
+
 namespace artifact {
 
 namespace {
@@ -17,7 +19,7 @@ constexpr size_t kBufferBytes = 1 << 20;
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw FileError("cannot create " + tmp_ + ": " + std::strerror(errno));
+  if (fd_ < 0) throw FileError("cannot create " + escaped(tmp_) + ": " + std::strerror(errno));
   buffer_.resize(kBufferBytes);
 }
 
@@ -36,14 +38,14 @@ void AtomicFile::fail(const std::string& what, int err) {
 }
 
 void AtomicFile::write(const void* data, size_t bytes) {
-  if (fd_ < 0) throw FileError("cannot write " + tmp_ + ": closed");
+  if (fd_ < 0) throw FileError("cannot write " + escaped(tmp_) + ": closed");
   const char* p = static_cast<const char*>(data);
   if (used_ + bytes > buffer_.size()) flush();
   if (bytes >= buffer_.size()) {  // large writes go to the file directly
     while (bytes > 0) {
       const ssize_t n = ::write(fd_, p, bytes);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("write " + tmp_, errno);
+      if (n < 0) fail("write " + escaped(tmp_), errno);
       p += n;
       bytes -= static_cast<size_t>(n);
     }
@@ -58,27 +60,27 @@ void AtomicFile::flush() {
   while (done < used_) {
     const ssize_t n = ::write(fd_, buffer_.data() + done, used_ - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("write " + tmp_, errno);
+    if (n < 0) fail("write " + escaped(tmp_), errno);
     done += static_cast<size_t>(n);
   }
   used_ = 0;
 }
 
 void AtomicFile::commit() {
-  if (fd_ < 0) throw FileError("cannot write " + tmp_ + ": closed");
+  if (fd_ < 0) throw FileError("cannot write " + escaped(tmp_) + ": closed");
   flush();
-  if (::fsync(fd_) != 0) fail("write " + tmp_, errno);
+  if (::fsync(fd_) != 0) fail("write " + escaped(tmp_), errno);
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());
-    throw FileError("cannot write " + tmp_ + ": " + std::strerror(err));
+    throw FileError("cannot write " + escaped(tmp_) + ": " + std::strerror(err));
   }
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());
-    throw FileError("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(err));
+    throw FileError("cannot rename " + escaped(tmp_) + " to " + escaped(path_) + ": " + std::strerror(err));
   }
 }
 

@@ -9,13 +9,13 @@ namespace artifact {
 
 Option next_option(const std::vector<std::string>& args, size_t& i, const std::set<std::string>& flags) {
   const std::string& arg = args[i];
-  if (arg.rfind("--", 0) != 0) throw InputError("unexpected argument '" + arg + "'");
+  if (arg.rfind("--", 0) != 0) throw InputError("unexpected argument " + excerpt(arg));
   Option o{arg.substr(2), ""};
   if (size_t eq = o.name.find('='); eq != std::string::npos) {
     o.value = o.name.substr(eq + 1);
     o.name = o.name.substr(0, eq);
   } else if (!flags.count(o.name)) {
-    if (i + 1 >= args.size()) throw InputError("--" + o.name + " needs a value");
+    if (i + 1 >= args.size()) throw InputError("--" + escaped(o.name) + " needs a value");
     o.value = args[++i];
   }
   return o;
@@ -45,7 +45,8 @@ std::string basename(const std::string& path) {
 std::vector<std::vector<std::string>> grid_rows(const std::string& path, const std::vector<std::string>& base,
                                                 const Grid& grid) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot read grid file " + path);
+  const std::string file = escaped(path);  // as messages show it
+  if (!in) throw InputError("cannot read grid file " + file);
   auto split = [](const std::string& line) {
     std::vector<std::string> cells;
     std::stringstream ss(line);
@@ -67,13 +68,13 @@ std::vector<std::vector<std::string>> grid_rows(const std::string& path, const s
       for (std::string name : cells) {
         for (char& ch : name)
           if (ch == '_') ch = '-';
-        if (grid.forbidden.count(name)) throw InputError(path + ": a grid cannot set --" + name);
+        if (grid.forbidden.count(name)) throw InputError(file + ": a grid cannot set --" + name);
         header.push_back(name);
       }
       continue;
     }
     if (cells.size() != header.size())
-      throw InputError(path + ":" + std::to_string(line_no) + ": " + std::to_string(cells.size()) + " cells for " +
+      throw InputError(file + ":" + std::to_string(line_no) + ": " + std::to_string(cells.size()) + " cells for " +
                        std::to_string(header.size()) + " columns");
     std::vector<std::string> args = base;
     for (size_t i = 0; i < cells.size(); i++) {
@@ -88,7 +89,7 @@ std::vector<std::vector<std::string>> grid_rows(const std::string& path, const s
     }
     rows.push_back(args);
   }
-  if (header.empty()) throw InputError(path + ": empty grid (a header line of option names is needed)");
+  if (header.empty()) throw InputError(file + ": empty grid (a header line of option names is needed)");
   return rows;
 }
 
@@ -108,7 +109,7 @@ std::string run_grid(const std::string& path, const std::vector<std::string>& ar
     try {
       text += run(row);
     } catch (const InputError& e) {
-      throw InputError(path + ": configuration " + std::to_string(n) + ": " + e.what());
+      throw InputError(escaped(path) + ": configuration " + std::to_string(n) + ": " + e.what());
     }
   }
   return text;

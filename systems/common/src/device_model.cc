@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "artifact/quote.h"
+
 namespace artifact {
 
 const char* op_name(Op op) {
@@ -69,8 +71,8 @@ bool parse_params(const std::string& spec, DeviceParams& p, std::string& error) 
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     char* end = nullptr;
     const double number = value.empty() ? NAN : std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !std::isfinite(number)) {
-      error = "'" + item + "' is not key=number (in '" + spec + "')";
+    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(number)) {  // a NUL ends no number
+      error = excerpt(item) + " is not key=number (in " + excerpt(spec) + ")";
       return false;
     }
     double* real = key == "read_latency_us" ? &parsed.read_latency_us
@@ -83,11 +85,12 @@ bool parse_params(const std::string& spec, DeviceParams& p, std::string& error) 
                  : key == "channels"  ? &parsed.channels
                                       : nullptr;
     if (real == nullptr && whole == nullptr) {
-      error = "unknown key '" + key + "' (known: read_latency_us, alpha, k_r, k_w, page_size, channels, time_dilation)";
+      error = "unknown key " + excerpt(key) +
+              " (known: read_latency_us, alpha, k_r, k_w, page_size, channels, time_dilation)";
       return false;
     }
     if (!seen.insert(key).second) {
-      error = key + " given twice (in '" + spec + "')";
+      error = key + " given twice (in " + excerpt(spec) + ")";
       return false;
     }
     if (real != nullptr) {
@@ -101,7 +104,7 @@ bool parse_params(const std::string& spec, DeviceParams& p, std::string& error) 
   }
   for (const char* key : {"read_latency_us", "alpha", "k_r", "k_w"}) {
     if (!seen.count(key)) {
-      error = "'" + spec + "' needs read_latency_us, alpha, k_r and k_w";
+      error = excerpt(spec) + " needs read_latency_us, alpha, k_r and k_w";
       return false;
     }
   }

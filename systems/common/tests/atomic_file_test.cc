@@ -85,6 +85,9 @@ TEST_F(CommonAtomicFile, AnUnwritablePathIsAFileError) {
   std::string error;
   EXPECT_FALSE(write_file_atomically(path, "x", error));
   EXPECT_EQ(error.rfind("cannot create " + path + ".tmp.", 0), 0u) << error;
+  // the name escaped (artifact/quote.h): a NUL cannot end the message early, a newline forge a line
+  EXPECT_FALSE(write_file_atomically(dir_ + "/missing\n/out.csv", "x", error));
+  EXPECT_EQ(error.rfind("cannot create " + dir_ + "/missing\\n/out.csv.tmp.", 0), 0u) << error;
 }
 
 }  // namespace

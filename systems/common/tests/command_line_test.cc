@@ -55,6 +55,21 @@ TEST(CommonCommandLine, NumbersAreCheckedWhole) {
   EXPECT_EQ(message([] { one_of<int>("k", "d", {{"a", 1}, {"b", 2}, {"c", 3}}); }), "--k must be a, b or c, not 'd'");
 }
 
+// What a message quotes is escaped (artifact/quote.h): a NUL would end it early (what() is a C
+// string), a control character could forge a line of it.
+TEST(CommonCommandLine, MessagesEscapeWhatTheyQuote) {
+  size_t i = 0;
+  EXPECT_EQ(message([&] { next_option({std::string("x\0y", 3)}, i, {}); }), "unexpected argument 'x\\x00y'");
+  EXPECT_EQ(message([&] { next_option({"--a\nb"}, i, {}); }), "--a\\nb needs a value");
+  EXPECT_EQ(message([] { parse_number<int>("n", std::string("4\0", 2)); }), "--n needs a number, got '4\\x00'");
+  EXPECT_EQ(message([] { parse_number<double>("x", "1\r\nerror: forged"); }),
+            "--x needs a number, got '1\\r\\nerror: forged'");
+  EXPECT_EQ(message([] { parse_number<int>("n", std::string(100, '7') + "x"); }),
+            "--n needs a number, got '" + std::string(60, '7') + "'... (101 bytes)");
+  EXPECT_EQ(message([] { one_of<int>("k", "d\x1b[2J", {{"a", 1}, {"b", 2}}); }), "--k must be a or b, not 'd\\x1b[2J'");
+  EXPECT_EQ(message([] { on_off("ace", std::string("on\0", 3)); }), "--ace must be on or off, not 'on\\x00'");
+}
+
 TEST(CommonCommandLine, Formats) {
   EXPECT_EQ(shortest(0.1), "0.1");
   EXPECT_EQ(shortest(2.0), "2");
@@ -83,6 +98,16 @@ TEST_F(CommonGrid, RowsAreTheBaseThenTheCells) {
   EXPECT_EQ(message([&] { grid_rows(write("a,b\n1\n"), {}, grid); }), path_ + ":2: 1 cells for 2 columns");
   EXPECT_EQ(message([&] { grid_rows(write(""), {}, grid); }),
             path_ + ": empty grid (a header line of option names is needed)");
+}
+
+TEST_F(CommonGrid, MessagesEscapeThePath) {
+  path_ = testing::scratch_path("artifact_grid") + "\n\t.csv";
+  EXPECT_EQ(message([&] { grid_rows(write("a,b\n1\n"), {}, {}); }),
+            testing::scratch_path("artifact_grid") + "\\n\\t.csv:2: 1 cells for 2 columns");
+  EXPECT_EQ(message([&] { run_grid(write("a\n1\n"), {}, {}, [](auto&) -> std::string { throw InputError("bad"); }); }),
+            testing::scratch_path("artifact_grid") + "\\n\\t.csv: configuration 1: bad");
+  EXPECT_EQ(message([] { grid_rows("/nonexistent/g\x1b.csv", {}, {}); }),
+            "cannot read grid file /nonexistent/g\\x1b.csv");
 }
 
 TEST_F(CommonGrid, RunGridNamesTheConfiguration) {

@@ -250,5 +250,24 @@ TEST(Counters, CountBytesPagesAndTimes) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in " << json;
 }
 
+// The EMUSSD_MODEL text (cave run --emulate's too): a NUL ends no number early, and what a message
+// quotes is escaped (artifact/quote.h), so it can neither be cut short nor forge a line.
+TEST(Params, TheTextIsReadWholeAndMessagesEscapeIt) {
+  DeviceParams p;
+  std::string error;
+  EXPECT_TRUE(parse_params("read_latency_us=100,alpha=2,k_r=8,k_w=4", p, error)) << error;
+  EXPECT_EQ(p.k_r, 8);
+  const std::string nul("read_latency_us=100,alpha=2,k_r=8\0x,k_w=4", 41);
+  EXPECT_FALSE(parse_params(nul, p, error));
+  EXPECT_EQ(error, "'k_r=8\\x00x' is not key=number (in 'read_latency_us=100,alpha=2,k_r=8\\x00x,k_w=4')");
+  EXPECT_FALSE(parse_params("read_latency_us=100,al\npha=2", p, error));
+  EXPECT_EQ(error,
+            "unknown key 'al\\npha' (known: read_latency_us, alpha, k_r, k_w, page_size, channels, time_dilation)");
+  EXPECT_FALSE(parse_params("alpha=2\r", p, error));
+  EXPECT_EQ(error, "'alpha=2\\r' is not key=number (in 'alpha=2\\r')");
+  EXPECT_FALSE(parse_params("alpha=2,k_r=1\x1b", p, error));
+  EXPECT_EQ(error, "'k_r=1\\x1b' is not key=number (in 'alpha=2,k_r=1\\x1b')");
+}
+
 }  // namespace
 }  // namespace artifact

@@ -1,7 +1,9 @@
 """Trace converters to restore-sim's page-trace format, and trace statistics.
 
 Page-trace format (what restore-sim --trace reads): CSV with the header `page,op` (or
-`page,op,timestamp`), one request per line, `page` a dense id 0..P-1, `op` R or W.
+`page,op,timestamp`), one request per line, `page` a dense id 0..P-1, `op` R or W, `timestamp`
+empty or a non-negative decimal number (the source trace's clock, kept for reference). Every
+trace is read with lines of at most MAX_LINE_BYTES, as restore-sim reads it.
 
 Converters (each returns the statistics of what it wrote, see `trace_stats`):
   convert_postgres(src, dst)  our patched PostgreSQL's buffer trace, lines
@@ -24,10 +26,20 @@ one page.
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
+
+from ssdartifact.quoting import quoted
 
 PAGE_SIZE = 4096
+# The longest line of a trace, in bytes before its line break: a file without line breaks is
+# refused at its first 4 KiB instead of read whole into memory (restore-sim's kMaxTraceLine).
+MAX_LINE_BYTES = 4096
+# A timestamp as the page trace keeps it: empty, or digits with at most one '.' (restore-sim's
+# valid_timestamp); a converter refuses any other rather than write a trace restore-sim refuses.
+TIMESTAMP = re.compile(r"(?=.*[0-9])[0-9]*\.?[0-9]*|")
 
 STATS_COLUMNS = ["trace", "unique_pages", "operations", "reads", "writes", "read_pct"]  # Table 6.5
 FREQUENCY_COLUMNS = ["trace", "access_count", "pages"]  # Fig 6.7
@@ -62,6 +74,24 @@ class _Writer:
         return _stats(self.dst.name, self.counts, self.reads, self.writes)
 
 
+def _lines(path) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line of a trace file, without its line break, read with a bounded
+    length. A byte that is not UTF-8 is kept as an escape (\\xff), which no field accepts."""
+    with open(path, "rb") as handle:
+        for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                raise TraceFormatError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} bytes; a trace has "
+                                       "one short request per line")
+            yield number, line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="backslashreplace")
+
+
+def _timestamp(text: str, column: str, src, n) -> str:
+    """A source trace's timestamp (its column `column`) as the page trace keeps it."""
+    if not TIMESTAMP.fullmatch(text):
+        raise TraceFormatError(f"{src}:{n}: {column} must be a non-negative decimal number, got {quoted(text)}")
+    return text
+
+
 def _stats(name: str, counts: Counter, reads: int, writes: int) -> dict:
     ops = reads + writes
     return {"trace": name, "unique_pages": len(counts), "operations": ops, "reads": reads, "writes": writes,
@@ -76,21 +106,20 @@ def _pages(offset: int, size: int, page_size: int) -> range:
 
 def convert_postgres(src, dst) -> dict:
     out = _Writer(dst)
-    with open(src) as handle:
-        for n, line in enumerate(handle, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            cells = line.split(",")
-            if len(cells) != 7 or cells[6] not in ("R", "W"):
-                raise TraceFormatError(f"{src}:{n}: expected pid,tablespace,database,relfilenode,fork,block,op "
-                                       f"with op R or W, got {line!r}")
-            try:
-                key = (int(cells[1]), int(cells[2]), int(cells[3]), cells[4], int(cells[5]))
-            except ValueError:
-                raise TraceFormatError(f"{src}:{n}: tablespace, database, relfilenode and block must be integers: "
-                                       f"{line!r}") from None
-            out.add(key, cells[6])
+    for n, line in _lines(src):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        cells = line.split(",")
+        if len(cells) != 7 or cells[6] not in ("R", "W"):
+            raise TraceFormatError(f"{src}:{n}: expected pid,tablespace,database,relfilenode,fork,block,op "
+                                   f"with op R or W, got {quoted(line)}")
+        try:
+            key = (int(cells[1]), int(cells[2]), int(cells[3]), cells[4], int(cells[5]))
+        except ValueError:
+            raise TraceFormatError(f"{src}:{n}: tablespace, database, relfilenode and block must be integers: "
+                                   f"{quoted(line)}") from None
+        out.add(key, cells[6])
     return out.close()
 
 
@@ -100,46 +129,47 @@ def _op(text: str, src, n) -> str:
         return "R"
     if t in ("write", "w", "diskwrite"):
         return "W"
-    raise TraceFormatError(f"{src}:{n}: the request type must be Read or Write, got {text!r}")
+    raise TraceFormatError(f"{src}:{n}: the request type must be Read or Write, got {quoted(text)}")
 
 
 def convert_snia(src, dst, page_size: int = PAGE_SIZE) -> dict:
     out = _Writer(dst, with_timestamp=True)
-    with open(src, newline="") as handle:
-        for n, cells in enumerate(csv.reader(handle), 1):
-            if not cells or cells[0].startswith("#"):
-                continue
-            if n == 1 and [c.strip().lower() for c in cells[:6]] == SNIA_HEADER:
-                continue  # a header line, by its names only
-            if len(cells) < 6:
-                raise TraceFormatError(f"{src}:{n}: expected Timestamp,Hostname,DiskNumber,Type,Offset,Size"
-                                       f"[,ResponseTime], got {len(cells)} fields")
-            op = _op(cells[3], src, n)
-            try:
-                offset, size = int(cells[4]), int(cells[5])
-            except ValueError:
-                raise TraceFormatError(f"{src}:{n}: Offset and Size must be integers (bytes)") from None
-            for page in _pages(offset, size, page_size):
-                out.add((cells[1], cells[2], page), op, cells[0].strip())
+    for n, line in _lines(src):
+        cells = next(csv.reader([line]), [])
+        if not cells or cells[0].startswith("#"):
+            continue
+        if n == 1 and [c.strip().lower() for c in cells[:6]] == SNIA_HEADER:
+            continue  # a header line, by its names only
+        if len(cells) < 6:
+            raise TraceFormatError(f"{src}:{n}: expected Timestamp,Hostname,DiskNumber,Type,Offset,Size"
+                                   f"[,ResponseTime], got {len(cells)} fields")
+        op = _op(cells[3], src, n)
+        try:
+            offset, size = int(cells[4]), int(cells[5])
+        except ValueError:
+            raise TraceFormatError(f"{src}:{n}: Offset and Size must be integers (bytes)") from None
+        timestamp = _timestamp(cells[0].strip(), "Timestamp", src, n)
+        for page in _pages(offset, size, page_size):
+            out.add((cells[1], cells[2], page), op, timestamp)
     return out.close()
 
 
 def convert_thesios(src, dst, page_size: int = PAGE_SIZE) -> dict:
     out = _Writer(dst, with_timestamp=True)
-    with open(src, newline="") as handle:
-        reader = csv.DictReader(handle)
-        needed = {"file_offset", "request_io_size_bytes", "op_type"}
-        if reader.fieldnames is None or not needed <= set(reader.fieldnames):
-            raise TraceFormatError(f"{src}: a Thesios trace needs the columns {sorted(needed)}, "
-                                   f"got {reader.fieldnames}")
-        for n, row in enumerate(reader, 2):
-            op = _op(row["op_type"], src, n)
-            try:
-                offset, size = int(row["file_offset"]), int(row["request_io_size_bytes"])
-            except ValueError:
-                raise TraceFormatError(f"{src}:{n}: file_offset and request_io_size_bytes must be integers") from None
-            for page in _pages(offset, size, page_size):
-                out.add((row.get("filename", ""), page), op, row.get("start_time", ""))
+    reader = csv.DictReader(line for _, line in _lines(src))
+    needed = {"file_offset", "request_io_size_bytes", "op_type"}
+    if reader.fieldnames is None or not needed <= set(reader.fieldnames):
+        raise TraceFormatError(f"{src}: a Thesios trace needs the columns {sorted(needed)}, "
+                               f"got {quoted(reader.fieldnames)}")
+    for n, row in enumerate(reader, 2):
+        op = _op(row["op_type"], src, n)
+        try:
+            offset, size = int(row["file_offset"]), int(row["request_io_size_bytes"])
+        except ValueError:
+            raise TraceFormatError(f"{src}:{n}: file_offset and request_io_size_bytes must be integers") from None
+        timestamp = _timestamp(row.get("start_time") or "", "start_time", src, n)
+        for page in _pages(offset, size, page_size):
+            out.add((row.get("filename", ""), page), op, timestamp)
     return out.close()
 
 
@@ -151,21 +181,21 @@ SNIA_HEADER = ["timestamp", "hostname", "disknumber", "type", "offset", "size"]
 def read_page_trace(path):
     """Yields (page, op) of a page trace; a line that is not `page,op[,timestamp]` (or the header,
     as the first line) is an error naming it."""
-    with open(path) as handle:
-        first = True
-        for n, line in enumerate(handle, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
+    first = True
+    for n, line in _lines(path):
+        if not line or line.startswith("#"):
+            continue
+        if first:
+            first = False
+            if line in PAGE_TRACE_HEADERS:
                 continue
-            if first:
-                first = False
-                if line in PAGE_TRACE_HEADERS:
-                    continue
-            cells = line.split(",")
-            if len(cells) not in (2, 3) or not cells[0].isdigit() or cells[1].upper() not in ("R", "W"):
-                raise TraceFormatError(f"{path}:{n}: expected page,op[,timestamp] (page a whole number, op R or W; "
-                                       f"a header only as {' or '.join(PAGE_TRACE_HEADERS)}), got {line!r}")
-            yield int(cells[0]), cells[1].upper()
+        cells = line.split(",")
+        if (len(cells) not in (2, 3) or not re.fullmatch(r"[0-9]{1,10}", cells[0]) or int(cells[0]) >= 1 << 31
+                or cells[1].upper() not in ("R", "W") or not TIMESTAMP.fullmatch(cells[2] if len(cells) == 3 else "")):
+            raise TraceFormatError(f"{path}:{n}: expected page,op[,timestamp] (page a whole number below 2^31, op R "
+                                   "or W, timestamp empty or a non-negative decimal number; a header only as "
+                                   f"{' or '.join(PAGE_TRACE_HEADERS)}), got {quoted(line)}")
+        yield int(cells[0]), cells[1].upper()
 
 
 def trace_stats(path) -> dict:

@@ -7,12 +7,15 @@
 
 #include "artifact/atomic_file.h"
 #include "artifact/command_line.h"
+#include "artifact/quote.h"
 #include "artifact/rng.h"
 #include "artifact/wire.h"
 #include "remote_policy.h"
 #include "temperature.h"
 
 namespace restore {
+
+using artifact::excerpt;
 
 const char* usage() {
   return R"(usage: restore-sim [--engine sim|emu] [--policy P[:P...]|all] (--workload NAME | --trace FILE) [options]
@@ -116,7 +119,7 @@ std::vector<T> parse_list(const std::string& name, const std::string& text, T lo
   std::string cell;
   while (std::getline(ss, cell, ':')) out.push_back(in_range(name, parse_number<T>(name, cell), lo, hi));
   if (out.empty() || out.size() > 8 || (!text.empty() && text.back() == ':'))
-    throw InputError("--" + name + " needs 1 to 8 colon-separated values, got '" + text + "'");
+    throw InputError("--" + name + " needs 1 to 8 colon-separated values, got " + excerpt(text));
   return out;
 }
 
@@ -299,10 +302,10 @@ Options parse_args(const std::vector<std::string>& args) {
     if (o.emulator) refuse("not with --engine emu (the emulator runs its policy in its own process)");
     if (policy.empty()) refuse("name it with --policy NAME");
     if (policy == "all" || policy.find(':') != std::string::npos)
-      refuse("give it one --policy NAME, not '" + policy + "'");
+      refuse("give it one --policy NAME, not " + excerpt(policy));
     if (!plain_policy_name(policy) || policy.size() > remote::kMaxName)
       refuse("--policy NAME must be lowercase letters, digits and _ (at most " + std::to_string(remote::kMaxName) +
-             "), not '" + policy + "'");
+             "), not " + excerpt(policy));
     o.policies = {policy};
   } else if (given.count("policy")) {
     o.policies.clear();
@@ -315,7 +318,7 @@ Options parse_args(const std::vector<std::string>& args) {
         if (!known_policy(cell)) {
           std::string names;
           for (const std::string& n : policy_names()) names += n + ", ";
-          throw InputError("--policy must be " + names + "(colon-separated) or all, not '" + cell + "'");
+          throw InputError("--policy must be " + names + "(colon-separated) or all, not " + excerpt(cell));
         }
         o.policies.push_back(cell);
       }
@@ -448,7 +451,7 @@ std::string Runner::run(const Options& given) {
     w = std::make_unique<TraceWorkload>(t.requests, t.pages, limit);
     name = artifact::basename(o.trace);
     if (name.find(',') != std::string::npos || name.find('"') != std::string::npos)
-      throw InputError("a trace file name may not contain a comma or a quote: " + name);
+      throw InputError("a trace file name may not contain a comma or a quote: " + excerpt(name));
   } else {
     std::vector<Phase> phases;
     std::string error;

@@ -4,9 +4,12 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "artifact/quote.h"
 #include "policy.h"
 
 namespace restore {
+
+using artifact::excerpt;
 
 namespace {
 // Built in first, on first use: a plug-in registering from its static initializer finds them
@@ -59,7 +62,7 @@ std::unique_ptr<Policy> make_policy(const std::string& name, const std::vector<T
                                     const PolicyParams& params) {
   for (const auto& r : registry())
     if (r.name == name) return r.factory(tiers, pages, params);
-  throw std::invalid_argument("no policy named '" + name + "'");
+  throw std::invalid_argument("no policy named " + excerpt(name));
 }
 
 }  // namespace restore

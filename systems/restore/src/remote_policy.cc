@@ -10,10 +10,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include "artifact/quote.h"
 #include "simulator.h"
 
 namespace restore {
 
+using artifact::excerpt;
 using artifact::wire::Error;
 using artifact::wire::Reader;
 using artifact::wire::Writer;
@@ -346,7 +348,7 @@ int serve(int in, int out) {
   if (!known_policy(hello.policy)) {
     std::string names;
     for (const std::string& n : policy_names()) names += (names.empty() ? "" : ", ") + n;
-    return report("this policy process has no policy named '" + hello.policy + "' (it has " +
+    return report("this policy process has no policy named " + excerpt(hello.policy) + " (it has " +
                   (names.empty() ? "none" : names) + ")");
   }
   const size_t n = hello.tiers.size();

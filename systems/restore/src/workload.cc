@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
+
+#include "artifact/quote.h"
 
 namespace restore {
+
+using artifact::escaped;
+using artifact::excerpt;
 
 namespace {
 
@@ -66,7 +73,7 @@ bool parse_workload(const std::string& name, std::vector<Phase>* phases, std::st
     uint64_t repeat = 1;
     if (size_t star = term.find('*'); star != std::string::npos) {
       if (!parse_uint(term.substr(star + 1), &repeat) || repeat < 1 || repeat > 100000) {
-        *error = "bad repeat count in '" + term + "'";
+        *error = "bad repeat count in " + excerpt(term);
         return false;
       }
       term = term.substr(0, star);
@@ -76,7 +83,7 @@ bool parse_workload(const std::string& name, std::vector<Phase>* phases, std::st
     if (size_t at = term.find('@'); at != std::string::npos) {
       uint64_t set = 0;
       if (!parse_uint(term.substr(at + 1), &set) || set > 1000000) {
-        *error = "bad hot-set number in '" + term + "'";
+        *error = "bad hot-set number in " + excerpt(term);
         return false;
       }
       ph.set = static_cast<uint32_t>(set);
@@ -88,18 +95,18 @@ bool parse_workload(const std::string& name, std::vector<Phase>* phases, std::st
     } else if (term.rfind("zipf", 0) == 0) {
       ph.kind = Phase::kZipf;
       if (term.size() > 4 && (!parse_double(term.substr(4), &ph.theta) || ph.theta <= 0 || ph.theta >= 1)) {
-        *error = "zipf THETA must be in (0, 1) in '" + term + "'";
+        *error = "zipf THETA must be in (0, 1) in " + excerpt(term);
         return false;
       }
     } else if (size_t hf = term.find("hf"); hf != std::string::npos) {
       if (!parse_double(term.substr(0, hf), &ph.hot_pages_pct) || !parse_double(term.substr(hf + 2), &ph.hot_ops_pct) ||
           ph.hot_pages_pct <= 0 || ph.hot_pages_pct > 100 || ph.hot_ops_pct < 0 || ph.hot_ops_pct > 100) {
-        *error = "'" + term + "' is not XhfY with X in (0, 100] and Y in [0, 100]";
+        *error = excerpt(term) + " is not XhfY with X in (0, 100] and Y in [0, 100]";
         return false;
       }
     } else {
-      *error = "unknown workload term '" + term +
-               "' (presets: 5hf90, 10hf90, 10hf80, A, B, C, D, ycsb; or XhfY[@SET][*N], zipf[THETA], uniform "
+      *error = "unknown workload term " + excerpt(term) +
+               " (presets: 5hf90, 10hf90, 10hf80, A, B, C, D, ycsb; or XhfY[@SET][*N], zipf[THETA], uniform "
                "joined by +)";
       return false;
     }
@@ -222,18 +229,53 @@ void SyntheticWorkload::next(uint32_t* page, Op* op) {
 TraceWorkload::TraceWorkload(std::shared_ptr<const std::vector<uint32_t>> requests, uint32_t pages, uint64_t limit)
     : data_(std::move(requests)), pages_(pages), n_(std::min<uint64_t>(limit, data_->size())) {}
 
+namespace {
+
+// A page id: digits only (from_chars takes no sign or space), below 2^31.
+bool parse_page(std::string_view s, uint64_t* out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size() && *out < (1ULL << 31);
+}
+
+// Empty, or digits with at most one '.' and at least one digit.
+bool valid_timestamp(std::string_view s) {
+  size_t digits = 0, points = 0;
+  for (const char c : s) {
+    if (c >= '0' && c <= '9')
+      digits++;
+    else if (c == '.')
+      points++;
+    else
+      return false;
+  }
+  return s.empty() || (digits > 0 && points <= 1);
+}
+
+}  // namespace
+
 Trace read_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read trace file " + path);
+  const std::string file = escaped(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read trace file " + file);
   auto data = std::make_shared<std::vector<uint32_t>>();
   Trace t;
-  std::string line;
+  std::vector<char> buffer(kMaxTraceLine + 1);  // getline stores at most size - 1 bytes
   uint64_t line_no = 0;
   uint64_t max_page = 0;
   bool any = false, first = true;
-  while (std::getline(in, line)) {
+  for (bool more = true; more;) {
+    in.getline(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<size_t>(in.gcount());  // the line break included, when there is one
+    more = !in.eof();
+    if (in.bad()) throw std::runtime_error("cannot read trace file " + file + " after line " + std::to_string(line_no));
+    if (in.fail() && more)  // kMaxTraceLine bytes and no line break after them
+      throw std::runtime_error(file + ":" + std::to_string(line_no + 1) + ": a line longer than " +
+                               std::to_string(kMaxTraceLine) +
+                               " bytes; a page trace has one short request per line (page,op[,timestamp])");
+    if (got == 0 && !more) break;  // the end, after a line break
     line_no++;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string_view line(buffer.data(), more ? got - 1 : got);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || line[0] == '#') continue;
     // The header by its exact names only, on the first line that is not a comment: anything else
     // is a request, checked (a first line "-1,R" is an error, not a header).
@@ -241,29 +283,36 @@ Trace read_trace(const std::string& path) {
       first = false;
       if (line == "page,op" || line == "page,op,timestamp") continue;
     }
+    const auto where = [&] { return file + ":" + std::to_string(line_no) + ": "; };  // made only for an error
     if (std::count(line.begin(), line.end(), ',') > 2)
-      throw std::runtime_error(path + ":" + std::to_string(line_no) +
-                               ": expected page,op[,timestamp], got more fields: '" + line + "'");
-    size_t c1 = line.find(',');
-    std::string page_text = line.substr(0, c1);
+      throw std::runtime_error(where() + "expected page,op[,timestamp], got more fields: " + excerpt(line));
+    // The commas, or the line's end: a field that is not there is empty (and an empty page or op is refused).
+    const size_t c1 = std::min(line.find(','), line.size());
+    const size_t c2 = std::min(line.find(',', c1 + 1), line.size());
+    const std::string_view page_text = line.substr(0, c1);
+    const std::string_view op_text = c1 < line.size() ? line.substr(c1 + 1, c2 - c1 - 1) : std::string_view();
+    const std::string_view timestamp = c2 < line.size() ? line.substr(c2 + 1) : std::string_view();
     uint64_t page = 0;
-    std::string op_text = c1 == std::string::npos ? "" : line.substr(c1 + 1, line.find(',', c1 + 1) - c1 - 1);
-    if (!parse_uint(page_text, &page) || page >= (1ULL << 31))
-      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": page must be an integer in [0, 2^31), got '" +
-                               page_text + "'");
+    if (!parse_page(page_text, &page))
+      throw std::runtime_error(where() + "page must be an integer in [0, 2^31), got " + excerpt(page_text));
     Op op;
     if (op_text == "R" || op_text == "r")
       op = Op::kRead;
     else if (op_text == "W" || op_text == "w")
       op = Op::kWrite;
     else
-      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": op must be R or W, got '" + op_text + "'");
+      throw std::runtime_error(where() + "op must be R or W, got " + excerpt(op_text));
+    if (!valid_timestamp(timestamp))
+      throw std::runtime_error(where() +
+                               "timestamp must be empty or a non-negative decimal number (digits with at most one "
+                               "'.'), got " +
+                               excerpt(timestamp));
     data->push_back(static_cast<uint32_t>(page << 1) | static_cast<uint32_t>(op));
     if (op == Op::kRead) t.reads++;
     max_page = std::max(max_page, page);
     any = true;
   }
-  if (!any) throw std::runtime_error("trace file " + path + " has no requests");
+  if (!any) throw std::runtime_error("trace file " + file + " has no requests");
   t.pages = static_cast<uint32_t>(max_page + 1);
   t.requests = data;
   return t;

@@ -14,6 +14,7 @@
 // C = 5hf90*10; D = 5hf90*50; ycsb = zipf0.99.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -103,8 +104,16 @@ struct Trace {
   uint64_t reads = 0;
 };
 
-// Reads a page trace: CSV lines `page,op[,timestamp]` (op R or W, case-insensitive), an optional
-// header line, '#' comments. Throws std::runtime_error naming the file and line.
+// The longest line of a page trace, in bytes before its line break: a request is some 40 bytes,
+// and a file without line breaks is refused at its first 4 KiB instead of read whole into memory.
+// restore.traces (Python) reads page traces with the same bound.
+inline constexpr size_t kMaxTraceLine = 4096;
+
+// Reads a page trace: CSV lines `page,op[,timestamp]`, page an integer in [0, 2^31), op R or W
+// (case-insensitive), timestamp empty or a non-negative decimal number (digits with at most one
+// '.': the source trace's clock, kept for reference; the simulator replays requests in line
+// order), an optional header line, '#' comments, lines of at most kMaxTraceLine bytes. Throws
+// std::runtime_error naming the file and line, with an escaped excerpt of what is wrong.
 Trace read_trace(const std::string& path);
 
 // The page each request goes to, counted over the whole workload (the Static oracle's input).

@@ -54,10 +54,36 @@ TEST(Cli, CapacitiesMustHoldEveryPage) {
   EXPECT_EQ(main_with_args({"--capacity-pct", "3:8:50", "--requests", "10", "--pages", "100"}), 2);
 }
 
+// The rows with their policy_heap_bytes blanked: the allocator measures it (mallinfo2), and in one
+// process the heap a first run leaves behind changes by a few bytes what the second run measures
+// (94880 and 94848 for ReStore's policy, once the common tests' registrations moved the heap).
+// restore-sim runs once per process, and gives the same bytes there.
+static std::string without_heap_bytes(const std::string& csv) {
+  std::istringstream lines(csv);
+  std::string line, out;
+  size_t column = std::string::npos;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+      if (c == ',')
+        cells.emplace_back();
+      else
+        cells.back().push_back(c);
+    }
+    if (column == std::string::npos)
+      column = std::find(cells.begin(), cells.end(), "policy_heap_bytes") - cells.begin();
+    else if (column < cells.size())
+      cells[column] = "-";
+    for (size_t i = 0; i < cells.size(); i++) out += (i ? "," : "") + cells[i];
+    out += '\n';
+  }
+  return out;
+}
+
 TEST(Cli, SameSeedSameBytesWithoutTiming) {
   std::vector<std::string> args = {"--policy", "all", "--requests", "20000", "--pages", "1000", "--cpu-timing", "off"};
   std::string a = run_to_string(args), b = run_to_string(args);
-  EXPECT_EQ(a, b);
+  EXPECT_EQ(without_heap_bytes(a), without_heap_bytes(b));
   EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 8);  // header + 7 policies
   args.push_back("--seed");
   args.push_back("2");

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from restore import traces
-from restore.engine import run
+from restore.engine import RestoreError, run
 
 
 def test_postgres_trace_maps_relation_blocks_to_dense_pages(tmp_path):
@@ -114,3 +114,80 @@ def test_a_snia_header_is_known_by_its_names_and_a_bad_first_line_is_an_error(tm
     src.write_text("Time,Host,Disk,Type,Offset,Size\n128166372003061629,hm,1,Read,8192,8192\n")
     with pytest.raises(traces.TraceFormatError, match="hm_1.csv:1: the request type must be Read or Write"):
         traces.convert_snia(src, tmp_path / "hm.csv")
+
+
+def sparse(path, size=2 << 30):
+    """A file of `size` NUL bytes and no line break that takes no room on disk."""
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def test_a_trace_without_line_breaks_is_refused_at_its_first_line(tmp_path):
+    big = sparse(tmp_path / "big.csv")
+    with pytest.raises(traces.TraceFormatError, match="big.csv:1: a line longer than 4096 bytes; a trace has one "
+                                                      "short request per line"):
+        list(traces.read_page_trace(big))
+    with pytest.raises(traces.TraceFormatError, match="big.csv:1: a line longer than 4096 bytes"):
+        traces.convert_snia(big, tmp_path / "out.csv")
+
+
+def test_restore_sim_refuses_a_trace_without_line_breaks_in_a_moment(binary, tmp_path):
+    """It read 2 GB into 6-8 GB of memory and gave no answer in a minute."""
+    with pytest.raises(RestoreError, match="big.csv:1: a line longer than 4096 bytes"):
+        run(binary, trace=sparse(tmp_path / "big.csv"), capacity_pct=[10, 20, 100])
+
+
+def test_both_readers_take_a_line_of_4096_bytes_and_refuse_one_more(binary, tmp_path):
+    for size, accepted in ((traces.MAX_LINE_BYTES, True), (traces.MAX_LINE_BYTES + 1, False)):
+        path = tmp_path / "t.csv"
+        path.write_text("#" * size + "\n0,R\n1,W\n")
+        if accepted:
+            assert traces.trace_stats(path)["operations"] == 2
+            assert run(binary, trace=path, capacity_pages=[1, 1, 2])[0]["requests"] == 2
+        else:
+            with pytest.raises(traces.TraceFormatError, match="t.csv:1: a line longer"):
+                traces.trace_stats(path)
+            with pytest.raises(RestoreError, match="t.csv:1: a line longer"):
+                run(binary, trace=path, capacity_pages=[1, 1, 2])
+
+
+@pytest.mark.parametrize("timestamp", ["abc", "-5", "1e9", "1.2.3", ".", " 7"])
+def test_a_timestamp_that_is_not_a_decimal_number_is_refused(binary, tmp_path, timestamp):
+    path = tmp_path / "t.csv"
+    path.write_text(f"page,op,timestamp\n0,R,17\n1,W,{timestamp}\n")
+    with pytest.raises(traces.TraceFormatError, match="t.csv:3: expected page,op"):
+        list(traces.read_page_trace(path))
+    with pytest.raises(RestoreError, match="t.csv:3: timestamp must be empty or a non-negative decimal number"):
+        run(binary, trace=path, capacity_pages=[1, 1, 2])
+
+
+def test_timestamps_as_the_converters_write_them_are_read(binary, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("page,op,timestamp\n0,R,128166372003061629\n1,W,1705312345.123456\n0,r,\n")
+    assert list(traces.read_page_trace(path)) == [(0, "R"), (1, "W"), (0, "R")]
+    assert run(binary, trace=path, capacity_pages=[1, 1, 2])[0]["requests"] == 3
+
+
+def test_a_converter_refuses_a_timestamp_it_could_not_write(tmp_path):
+    src = tmp_path / "hm_1.csv"
+    src.write_text("128166372003061629,hm,1,Read,0,4096\nnoon,hm,1,Read,0,4096\n")
+    with pytest.raises(traces.TraceFormatError, match="hm_1.csv:2: Timestamp must be a non-negative decimal number, "
+                                                      "got 'noon'"):
+        traces.convert_snia(src, tmp_path / "hm.csv")
+
+
+def test_a_bad_field_is_shown_escaped_and_short(binary, tmp_path):
+    """A NUL cut restore-sim's message short; a 50 MB field was echoed whole."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"0,R\n1,R\0W\n")
+    with pytest.raises(RestoreError) as caught:
+        run(binary, trace=path, capacity_pages=[1, 1, 2])
+    assert "t.csv:2: op must be R or W, got 'R\\x00W'\n(restore-sim --help" in str(caught.value)
+    path.write_text("0,R\n" + "9" * 4000 + ",R\n")
+    with pytest.raises(RestoreError) as caught:
+        run(binary, trace=path, capacity_pages=[1, 1, 2])
+    assert f"t.csv:2: page must be an integer in [0, 2^31), got '{'9' * 60}'... (4000 bytes)" in str(caught.value)
+    with pytest.raises(traces.TraceFormatError) as caught:
+        list(traces.read_page_trace(path))
+    assert str(caught.value).endswith(f"got '{'9' * 60}'... (4002 characters)") and len(str(caught.value)) < 400

@@ -2,6 +2,7 @@
 #include "workload.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -180,4 +181,72 @@ TEST(Trace, AHeaderOnlyByItsNamesAndNoFieldUnchecked) {
   }
   EXPECT_EQ(read_trace(path).requests->size(), 1u);
   std::remove(path.c_str());
+}
+
+namespace {
+// The message read_trace throws for a trace file holding `text`, as a C string shows it.
+std::string trace_error(const std::string& text) {
+  const std::string path = artifact::testing::scratch_path("restore_trace_error") + ".csv";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+  }
+  std::string message = "(accepted)";
+  try {
+    read_trace(path);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  std::remove(path.c_str());
+  return message;
+}
+}  // namespace
+
+TEST(Trace, AFileWithoutLineBreaksIsRefusedAtItsFirstLine) {
+  // 2 GiB of NUL bytes that take no room on disk: the reader held all of it (6-8 GB) before.
+  const std::string path = artifact::testing::scratch_path("restore_trace_sparse") + ".csv";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(ftruncate(fileno(f), 2LL << 30), 0);
+  std::fclose(f);
+  try {
+    read_trace(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(
+            ":1: a line longer than 4096 bytes; a page trace has one short request per line (page,op[,timestamp])"),
+        std::string::npos)
+        << e.what();
+  }
+  std::remove(path.c_str());
+  EXPECT_NE(trace_error("0,R\n#" + std::string(4096, 'x') + "\n").find(":2: a line longer than 4096 bytes"),
+            std::string::npos);
+  EXPECT_EQ(trace_error("#" + std::string(4095, 'x') + "\n0,R"), "(accepted)");  // 4096 bytes, the last line unended
+}
+
+TEST(Trace, TheTimestampIsAnEmptyOrANonNegativeDecimalNumber) {
+  for (const char* good : {"0,R,\n", "0,R,17\n", "0,R,128166372003061629\n", "0,R,1705312345.123456\n", "0,R,5.\n"})
+    EXPECT_EQ(trace_error(good), "(accepted)") << good;
+  for (const char* bad : {"abc", "-5", "1e9", "1.2.3", ".", " 7", "+1"})
+    EXPECT_NE(trace_error(std::string("0,R,") + bad + "\n")
+                  .find(":1: timestamp must be empty or a non-negative decimal number (digits with at most one '.'), "
+                        "got '" +
+                        std::string(bad) + "'"),
+              std::string::npos)
+        << bad;
+}
+
+TEST(Trace, ABadFieldIsQuotedEscapedAndShort) {
+  // A NUL in the field ended the message there (what() is a C string); a 50 MB field was echoed whole.
+  std::string message = trace_error(std::string("0,R\n1,R\0W\x1b[2J\n", 14));
+  EXPECT_NE(message.find(":2: op must be R or W, got 'R\\x00W\\x1b[2J'"), std::string::npos) << message;
+  message = trace_error(std::string(4000, '9') + ",R\n");
+  EXPECT_NE(
+      message.find(":1: page must be an integer in [0, 2^31), got '" + std::string(60, '9') + "'... (4000 bytes)"),
+      std::string::npos)
+      << message;
+  EXPECT_LT(message.size(), 300u);
+  EXPECT_NE(trace_error("0,R,5,x\ty\n").find(":1: expected page,op[,timestamp], got more fields: '0,R,5,x\\ty'"),
+            std::string::npos);
 }

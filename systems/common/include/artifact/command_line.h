@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "artifact/quote.h"
+
 namespace artifact {
 
 // Bad input (an option, an input file, an output path): reported on stderr, exit status 2.
@@ -33,14 +35,15 @@ struct Option {
 // Throws InputError for an argument that is not an option or an option without its value.
 Option next_option(const std::vector<std::string>& args, size_t& i, const std::set<std::string>& flags);
 
-// `text` as a number of type T, finite; else InputError("--name needs a number, got 'text'").
+// `text` as a number of type T, finite; else InputError("--name needs a number, got 'text'"). Here
+// and below, what a message quotes is escaped and cut (artifact/quote.h).
 template <typename T>
 T parse_number(const std::string& name, const std::string& text) {
   T value{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   bool ok = ec == std::errc() && end == text.data() + text.size() && !text.empty();
   if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
-  if (!ok) throw InputError("--" + name + " needs a number, got '" + text + "'");
+  if (!ok) throw InputError("--" + escaped(name) + " needs a number, got " + excerpt(text));
   return value;
 }
 
@@ -66,7 +69,7 @@ T one_of(const std::string& name, const std::string& value,
     names += std::string(k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
     k++;
   }
-  throw InputError("--" + name + " must be " + names + ", not '" + value + "'");
+  throw InputError("--" + escaped(name) + " must be " + names + ", not " + excerpt(value));
 }
 
 // "on" or "off"; else InputError.
