@@ -30,7 +30,7 @@ help:
 	@echo "make test-cgroup-v2  the memory limits on a real cgroup v2 host (Debian's kernel in QEMU, about 30 s)"
 	@echo "make test-ace-matrix  ACE's regression suite and crash test for all 4 policies, with and without ACE"
 	@echo "make test-ace-patches every prefix of ACE's patch series builds and runs (about 40 minutes)"
-	@echo "make verify      rebuild what is missing and compare deterministic outputs, whichever runtime made them, with checksums/$(PROFILE).sha256"
+	@echo "make verify      name every output changed since its run, then rebuild what is missing and compare deterministic outputs, whichever runtime made them, with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
@@ -70,6 +70,8 @@ reproduce: check-config
 	@echo "  figures:       figures/generated/"
 	@echo "  claims report: results/claims/report.html (also report.md)"
 	@grep -m1 -E '^[0-9]+ passed' results/claims/report.md | sed 's/^/  claims:        /'
+	@sed -n -e 's/^Not run: /  not run:       /p' -e '/^To run them: /{s/`//g;s/^To run them: /  to run them:   /p}' \
+	  results/claims/report.md
 
 figures: check-config
 	@$(SNAKEMAKE) figures_and_tables
@@ -101,7 +103,11 @@ report: check-config
 
 DETERMINISTIC_LIST := results/checksums/$(PROFILE).files
 
+# First, before anything is built: every output changed since the run that made it (the manifest's, a
+# sidecar's or a raw file's sha256), so that none is used to build another (Snakemake goes by time stamps,
+# and would redraw a figure from a CSV edited by hand). Then what is missing is built, and all compared.
 verify: check-config
+	@python -m steps checksums changed checksums/$(PROFILE).sha256
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m steps checksums verify checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
 

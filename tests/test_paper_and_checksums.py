@@ -82,3 +82,83 @@ def test_atomic_writes_get_the_usual_file_mode(tmp_path):
     from ssdartifact.files import _UMASK, atomic_write_text
     atomic_write_text(tmp_path / "r.csv", "x\n")
     assert (tmp_path / "r.csv").stat().st_mode & 0o777 == 0o666 & ~_UMASK
+
+
+def _made(root, path, text, inputs=()):
+    """An output as a step leaves it: the file, then its sidecar with its inputs' sha256."""
+    from ssdartifact import provenance
+
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    provenance.write_sidecar(target, produced_by="a test", inputs=[root / p for p in inputs], started="")
+
+
+@pytest.fixture
+def made_tree(tmp_path, monkeypatch):
+    """A tree after a run: a raw file, the measured CSV made from it, a deterministic CSV and the
+    figure drawn from it, and the manifest of the deterministic two."""
+    from ssdartifact import provenance
+
+    for module in (checksums, provenance):
+        monkeypatch.setattr(module, "REPO_ROOT", tmp_path)
+    raw = tmp_path / "results/raw/pio/dev/point.json"
+    raw.parent.mkdir(parents=True)
+    raw.write_text('{"iops": 1}')
+    _made(tmp_path, "results/pio/dev/alpha_k.csv", "alpha\n2\n", ["results/raw/pio/dev/point.json"])
+    _made(tmp_path, "results/pio_model/fig.csv", "x,y\n1,2\n")
+    _made(tmp_path, "figures/generated/fig.pdf", "%PDF", ["results/pio_model/fig.csv"])
+    manifest = tmp_path / "checksums/ci.sha256"
+    manifest.parent.mkdir()
+    checksums.write_manifest(manifest, ["results/pio_model/fig.csv", "figures/generated/fig.pdf"])
+    return tmp_path, manifest
+
+
+def test_verify_names_each_output_changed_since_its_run_before_building(made_tree):
+    root, manifest = made_tree
+    assert checksums.changed_since_made(manifest) == []
+    (root / "results/pio_model/fig.csv").write_text("x,damaged\n1,2\n")  # newer than the figure drawn from it
+    (root / "results/raw/pio/dev/point.json").write_text('{"iops": 2}')
+    (root / "results/pio/dev/alpha_k.csv").write_text("alpha\n3\n")
+    problems = checksums.changed_since_made(manifest)
+    assert [line.split()[1] for line in problems] == ["results/pio/dev/alpha_k.csv", "results/pio_model/fig.csv",
+                                                      "results/raw/pio/dev/point.json"]
+    assert f"results/pio_model/fig.csv differs from {manifest}" in problems[1]
+    assert "changed after the run that made it" in problems[0] and "changed after the run that made it" in problems[1]
+    assert "recorded when results/pio/dev/alpha_k.csv was made from it" in problems[2]
+    assert not any("fig.pdf" in line for line in problems), "the figure is as drawn: only its input changed"
+
+
+def test_a_result_made_again_by_its_step_is_not_a_change(made_tree):
+    """Made again, with its sidecar: the figure drawn from the old one is out of date, not changed
+    (Snakemake draws it again); a deterministic output unlike the manifest's says so."""
+    root, manifest = made_tree
+    _made(root, "results/pio/dev/alpha_k.csv", "alpha\n4\n", ["results/raw/pio/dev/point.json"])
+    _made(root, "results/pio_model/fig.csv", "x,y\n1,3\n")
+    problems = checksums.changed_since_made(manifest)
+    assert len(problems) == 1 and "results/pio_model/fig.csv" in problems[0]
+    assert "is what its step wrote" in problems[0] and "make checksums" in problems[0]
+    # a copy of another tree's results records that tree's paths: not this tree's outputs
+    copy = root / "results/e2e/ci/results/pio/dev"
+    copy.mkdir(parents=True)
+    for name in ("alpha_k.csv", "alpha_k.csv.json"):
+        (copy / name).write_bytes((root / "results/pio/dev" / name).read_bytes())
+    (copy / "alpha_k.csv").write_text("edited")
+    assert checksums.changed_since_made(manifest) == problems
+
+
+def test_make_verify_names_a_changed_file_and_builds_nothing_first(made_tree, capsys):
+    """`make verify` runs this check first, and Snakemake only after it passed."""
+    import re
+
+    from ssdartifact import REPO_ROOT
+    from steps.__main__ import main
+
+    root, manifest = made_tree
+    (root / "results/pio_model/fig.csv").write_text("x,damaged\n1,2\n")
+    assert main(["checksums", "changed", str(manifest)]) == 1
+    said = capsys.readouterr().err
+    assert "verify: changed: results/pio_model/fig.csv" in said and "FAILED before building anything" in said
+    assert "delete it and run `make verify` again" in said
+    recipe = re.search(r"^verify:.*\n((?:\t.*\n)+)", (REPO_ROOT / "Makefile").read_text(), re.M)[1].splitlines()
+    assert "checksums changed checksums/$(PROFILE).sha256" in recipe[0] and "$(SNAKEMAKE)" in recipe[1]

@@ -41,9 +41,9 @@ def assert_only_known_failures(clone, profile):
     assert "0 unexpected" in report.splitlines()[2], report.splitlines()[2]
 
 
-def make(clone, *targets, profile="ci"):
+def make(clone, *targets, profile="ci", **environment):
     """The ci profile measures nothing, so all its outputs, the PDF included, have committed checksums."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")} | environment
     result = subprocess.run(["make", *targets, f"PROFILE={profile}"], cwd=clone, env=env, capture_output=True,
                             text=True)
     return result.returncode, result.stdout + result.stderr
@@ -159,6 +159,24 @@ def test_verify_names_an_altered_file_and_rebuilds_it_once_deleted(clone):
         figure.write_bytes(original)
 
 
+def test_verify_names_a_csv_edited_by_hand_and_draws_nothing_from_it(clone):
+    """A CSV edited after the run, its header damaged, is newer than the figure drawn from it: verify
+    names it, and what to do, before it builds anything; the figure is not drawn from it."""
+    table, figure = clone / "results/pio_model/fig_3_1.csv", clone / "figures/generated/fig_3_1.pdf"
+    original, made = table.read_bytes(), table.stat()
+    drawn = figure.stat().st_mtime_ns
+    table.write_bytes(b"damaged" + original)
+    try:
+        code, out = make(clone, "verify")
+        assert code != 0
+        assert "changed: results/pio_model/fig_3_1.csv differs from checksums/ci.sha256" in out
+        assert "changed after the run that made it" in out and "delete it and run `make verify` again" in out
+        assert "WorkflowError" not in out and figure.stat().st_mtime_ns == drawn
+    finally:
+        table.write_bytes(original)
+        os.utime(table, ns=(made.st_atime_ns, made.st_mtime_ns))  # as made: nothing to redraw later
+
+
 def test_a_bad_config_stops_before_anything_runs(clone):
     grid = clone / "configs/experiments/pio_model.yaml"
     original = grid.read_text()
@@ -174,6 +192,36 @@ def test_a_bad_config_stops_before_anything_runs(clone):
         assert direct.returncode != 0 and "key fig_3_4.alpha" in direct.stdout + direct.stderr
     finally:
         grid.write_text(original)
+
+
+def test_without_the_baselines_sources_the_rest_runs_and_the_last_line_says_how_to_run_them(clone, tmp_path):
+    """No pinned tarball (SSD_SOURCES an empty folder) and no network (every address refused at once,
+    by a proxy that is not there): the ci profile with Figure 5.1B's comparison runs all but the
+    figure, which the document and the claims report mark, and `make reproduce` ends with the line
+    that runs it. (With the sources, the ci profile's outputs are the manifest's: the tests above.)"""
+    profile = (clone / "configs/profiles/ci.yaml").read_text().replace("name: ci\n", "name: ci-offline\n")
+    profile = profile.replace("\ndevices: []\n", "\ndevices: [emu-pcie]\n").replace(
+        "  figures: {}\n", "  figures: {fig_5_1b: {devices: [emu-pcie]}}\n", 1)
+    (clone / "configs/profiles/ci-offline.yaml").write_text(profile)
+    dead = "http://127.0.0.1:9"
+    code, out = make(clone, "reproduce", profile="ci-offline", SSD_SOURCES=str(tmp_path), https_proxy=dead,
+                     HTTPS_PROXY=dead, no_proxy="", NO_PROXY="")
+    assert code == 0, out[-3000:]
+    fix = "SSD_SOURCES=<folder with the tarballs> make reproduce PROFILE=ci-offline"
+    lines = out.splitlines()  # the last ones it prints (after Snakemake's, on stderr here)
+    claims = next(number for number, line in enumerate(lines) if line.startswith("  claims:"))
+    assert lines[claims + 1:claims + 3] == [
+        "  not run:       pinned sources unreachable (GraphChi, GridGraph, Mosaic): 3 claims and the figures drawn "
+        "from the same results.", f"  to run them:   {fix}"]
+    assert not (clone / "results/cave/baselines").exists() and not (clone / "results/cave/fig_5_1b.csv").exists()
+    with open(clone / "results/claims/claims.csv", newline="") as handle:
+        marked = {r["id"]: r["detail"] for r in csv.DictReader(handle) if r["id"].startswith("cave-5.1b")}
+    assert len(marked) == 3 and all(detail.startswith("not run: pinned sources unreachable (GraphChi, GridGraph, "
+                                                      f"Mosaic); to run it: {fix}") for detail in marked.values())
+    text = " ".join(subprocess.run(["pdftotext", str(clone / "paper/build/artifact.pdf"), "-"], capture_output=True,
+                                   text=True, check=True).stdout.split())
+    assert f"Not run: pinned sources unreachable (GraphChi, GridGraph, Mosaic): Figure 5.1. To run them: {fix}" in text
+    assert "Figure 5.1 — not run: pinned sources unreachable (GraphChi, GridGraph, Mosaic)" in text
 
 
 def keep_for_review(clone, name):

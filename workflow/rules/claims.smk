@@ -19,6 +19,7 @@ rule check_claims:
         "results/benchmarks/check_claims.tsv"
     params:
         profile=PROFILE,
+        not_run=NOT_RUN,
     run:
-        report_steps.check_claims(data=input.data, profile=params.profile, csv=output.csv, markdown=output.markdown,
-                                 html=output.html, log=log[0])
+        report_steps.check_claims(data=input.data, profile=params.profile, not_run=params.not_run, csv=output.csv,
+                                  markdown=output.markdown, html=output.html, log=log[0])

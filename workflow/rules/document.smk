@@ -19,13 +19,15 @@ rule write_document_sources:
         scripts=sorted({item["reproduced"]["script"] for item in REPRODUCED.values()}),
     output:
         DOCUMENT_SOURCES,
+    params:
+        not_run=NOT_RUN,
     log:
         "results/logs/write_document_sources.log",
     benchmark:
         "results/benchmarks/write_document_sources.tsv"
     run:
         report_steps.write_document_sources(claims_csv=input.claims, out_dir="paper/generated", built=input.reproduced,
-                                            log=log[0])
+                                            not_run=params.not_run, log=log[0])
 
 
 rule build_document:

@@ -9,13 +9,14 @@ Check kinds (all evaluated inside one CSV, never across machines):
              'not run' with that reason when a selection is empty)
   influence  how much y changes along one axis (max/min, geometric mean over the
              other axis) compared with another axis, or trending over a group variable
-A claim whose data file does not exist (its experiment is not in the profile)
-is reported as 'not run', never as passed.
+A claim whose data file does not exist (its experiment is not in the profile, or this machine
+could not run it: `not_run` says why and how to run it) is reported as 'not run', never as passed.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,11 +206,22 @@ def data_files(claim: dict) -> set[str]:
     return {check[s]["data"] for s in ("left", "right")} if check["kind"] == "compare" else {claim["data"]}
 
 
-def evaluate(claim: dict, root: Path = REPO_ROOT, available: set[str] | None = None) -> Outcome:
-    """Check one claim; `available` limits it to the CSVs this profile produced (None: any that exist)."""
+def not_run_detail(reason: dict) -> str:
+    """Why a claim (or figure) whose data this machine could not make is not run, and how to run it:
+    `reason` holds `why` and `fix` (the command)."""
+    return f"not run: {reason['why']}; to run it: {reason['fix']}"
+
+
+def evaluate(claim: dict, root: Path = REPO_ROOT, available: set[str] | None = None,
+             not_run: dict[str, dict] | None = None) -> Outcome:
+    """Check one claim; `available` limits it to the CSVs this profile produced (None: any that exist);
+    `not_run`: the CSVs the profile would make but this machine could not, with their reasons."""
     check = claim["check"]
     files = data_files(claim)
     missing = sorted(f for f in files if not (root / f).exists() or (available is not None and f not in available))
+    reasons = [not_run[f] for f in missing if f in (not_run or {})]
+    if reasons:
+        return Outcome(NOT_RUN, "", not_run_detail(reasons[0]))
     if missing:
         return Outcome(NOT_RUN, "", f"no data: {', '.join(missing)} (its experiment is not in this profile)")
     frames = {f: pd.read_csv(root / f) for f in files}
@@ -243,10 +255,10 @@ def known_reason(claim: dict, profile: str | None) -> str:
 
 
 def evaluate_all(claims: list[dict], root: Path = REPO_ROOT, available: set[str] | None = None,
-                 profile: str | None = None) -> list[dict]:
+                 profile: str | None = None, not_run: dict[str, dict] | None = None) -> list[dict]:
     rows = []
     for claim in claims:
-        outcome = evaluate(claim, root, available)
+        outcome = evaluate(claim, root, available, not_run)
         rows.append({"id": claim["id"], "chapter": claim["chapter"], "item": claim["item"],
                      "thesis_line": claim["thesis_line"], "status": outcome.status,
                      "measured": outcome.measured,
@@ -275,8 +287,21 @@ def _status_text(row: dict) -> str:
     return f"{status} (known at this scale: {row['known_reason']})" if row["known_reason"] else f"{status} (unexpected)"
 
 
-def _markdown(rows: list[dict]) -> str:
-    lines = ["# Claims report", "", summary(rows), "",
+def not_run_notes(rows: list[dict], not_run: dict[str, dict] | None) -> list[tuple[str, str]]:
+    """For each reason this machine could not make some CSVs: what was not run, and the command that
+    runs it (`make reproduce` prints them last, from the Markdown report)."""
+    notes = []
+    for reason in {json.dumps(r, sort_keys=True): r for r in (not_run or {}).values()}.values():
+        count = sum(r["detail"].startswith(not_run_detail(reason)) for r in rows)
+        claims = f"{count} claim{'' if count == 1 else 's'}"
+        notes.append((f"{reason['why']}: {claims} and the figures drawn from the same results", reason["fix"]))
+    return notes
+
+
+def _markdown(rows: list[dict], not_run: dict[str, dict] | None = None) -> str:
+    notes = [line for what, fix in not_run_notes(rows, not_run)
+             for line in (f"Not run: {what}.", f"To run them: `{fix}`", "")]
+    lines = ["# Claims report", "", summary(rows), "", *notes,
              "Each claim of the thesis is checked on this run's CSVs (configs/claims.yaml).", ""]
     for chapter in sorted({r["chapter"] for r in rows}):
         lines += [f"## Chapter {chapter}", "", "| claim | item | status | measured | requirement | thesis |",
@@ -296,9 +321,11 @@ def _html_reason(row: dict) -> str:
     return f"<br><small>{html.escape(text)}</small>"
 
 
-def _html(rows: list[dict]) -> str:
+def _html(rows: list[dict], not_run: dict[str, dict] | None = None) -> str:
     colour = {PASS: "#1a7f37", FAIL: "#cf222e", NOT_RUN: "#6e7781"}
     body = [f"<h1>Claims report</h1><p>{html.escape(summary(rows))}</p>"]
+    body += [f"<p>Not run: {html.escape(what)}. To run them: <code>{html.escape(fix)}</code></p>"
+             for what, fix in not_run_notes(rows, not_run)]
     for chapter in sorted({r["chapter"] for r in rows}):
         body.append(f"<h2>Chapter {chapter}</h2><table><tr><th>claim</th><th>item</th><th>status</th>"
                     "<th>measured</th><th>requirement</th><th>thesis</th></tr>")
@@ -316,7 +343,8 @@ def _html(rows: list[dict]) -> str:
             f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def write_report(rows: list[dict], csv_path: Path, md_path: Path, html_path: Path) -> None:
+def write_report(rows: list[dict], csv_path: Path, md_path: Path, html_path: Path,
+                 not_run: dict[str, dict] | None = None) -> None:
     write_csv(csv_path, REPORT_COLUMNS, rows)
-    atomic_write_text(md_path, _markdown(rows))
-    atomic_write_text(html_path, _html(rows))
+    atomic_write_text(md_path, _markdown(rows, not_run))
+    atomic_write_text(html_path, _html(rows, not_run))

@@ -1,6 +1,7 @@
 """The LaTeX document, generated from configs/inventory.yaml: one chapter per thesis
-chapter with every figure and table, regenerated ones with their provenance and
-the rest marked "not reproduced yet", a coverage page and the claims report."""
+chapter with every figure and table, regenerated ones with their provenance, those this
+machine could not make marked "not run" with why and the command that makes them, and
+the rest marked "not reproduced yet"; a coverage page and the claims report."""
 
 from __future__ import annotations
 
@@ -37,13 +38,18 @@ def reproduced_items(inventory: dict) -> list[dict]:
     return thesis + inventory.get("supplementary", [])
 
 
-def restrict_to_built(inventory: dict, built: set[str]) -> dict:
-    """The inventory as this build sees it: an item whose output this profile does not
-    build (its experiment is not in the profile) counts as not reproduced."""
+def restrict_to_built(inventory: dict, built: set[str], not_run: dict[str, dict] | None = None) -> dict:
+    """The inventory as this build sees it: an item whose output this profile does not build counts
+    as not reproduced (its experiment is not in the profile), or as not run when one of its inputs
+    is in `not_run` (this machine could not make it: its `why` and `fix`)."""
     def item(entry: dict) -> dict:
         if "reproduced" in entry and output_of(entry) not in built:
+            reasons = [not_run[p] for p in entry["reproduced"]["inputs"] if p in (not_run or {})]
             entry = {k: v for k, v in entry.items() if k != "reproduced"}
-            entry["panels"] = ("not built by this profile; " + entry.get("panels", "")).rstrip("; ")
+            if reasons:
+                entry["not_run"] = reasons[0]
+            else:
+                entry["panels"] = ("not built by this profile; " + entry.get("panels", "")).rstrip("; ")
         return entry
     restricted = {**inventory, **{kind: [item(e) for e in inventory[kind]] for kind in ("figures", "tables")}}
     restricted["supplementary"] = [e for e in inventory.get("supplementary", []) if output_of(e) in built]
@@ -55,6 +61,8 @@ def _short_hash(path: str) -> str:
 
 
 def _status(item: dict) -> str:
+    if "not_run" in item:
+        return f"not run: {escape(item['not_run']['why'])}"
     if "reproduced" not in item:
         return "not reproduced yet"
     return "partially reproduced" if "partial" in item["reproduced"] else "reproduced"
@@ -95,6 +103,9 @@ def _thesis_ref(kind: str, item: dict) -> str:
 def item_tex(kind: str, item: dict, claims: list[dict]) -> str:
     """A figure or table: the regenerated one with its provenance, or a "not reproduced yet" box."""
     label = f"{kind} {item['id']}"
+    if "not_run" in item:
+        return (f"\\notrun{{{label}}}{{{escape(item['class'])}}}{{{escape(item['caption'])}}}"
+                f"{{{escape(item['not_run']['why'])}}}{{{escape(item['not_run']['fix'])}}}{{{item['thesis_line']}}}\n")
     if "reproduced" not in item:
         return (f"\\notreproduced{{{label}}}{{{escape(item['class'])}}}{{{escape(item['caption'])}}}"
                 f"{{{escape(item.get('panels', ''))}}}{{{item['thesis_line']}}}\n")
@@ -149,6 +160,11 @@ def coverage_tex(inventory: dict) -> tuple[str, str]:
         full = sum(_status(i) == "reproduced" for i in items)
         partial = sum(_status(i) == "partially reproduced" for i in items)
         lines.append(f"\\coverageline{{{full + partial}}}{{{len(items)}}}{{{noun}}}{{{partial}}}")
+    not_run = [(noun, item) for kind, noun in (("figures", "Figure"), ("tables", "Table"))
+               for item in inventory[kind] if "not_run" in item]
+    for why, fix in dict.fromkeys((item["not_run"]["why"], item["not_run"]["fix"]) for _, item in not_run):
+        names = ", ".join(f"{noun} {item['id']}" for noun, item in not_run if item["not_run"]["why"] == why)
+        lines.append(f"\\item \\textbf{{Not run: {escape(why)}:}} {names}. To run them: \\texttt{{{escape(fix)}}}")
     rows = []
     for kind, noun in (("figures", "Figure"), ("tables", "Table")):
         for item in inventory[kind]:
@@ -177,9 +193,11 @@ def read_claims(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def write_document(inventory: dict, claims_csv: Path, out_dir: Path, built: set[str]) -> list[Path]:
-    """Write the generated LaTeX; `built` is the set of item outputs this profile builds."""
-    inventory = restrict_to_built(inventory, built)
+def write_document(inventory: dict, claims_csv: Path, out_dir: Path, built: set[str],
+                   not_run: dict[str, dict] | None = None) -> list[Path]:
+    """Write the generated LaTeX; `built` is the set of item outputs this profile builds, `not_run`
+    the CSVs it would make but this machine could not (restrict_to_built)."""
+    inventory = restrict_to_built(inventory, built, not_run)
     claims = read_claims(claims_csv)
     coverage_lines, coverage_table = coverage_tex(inventory)
     written = {out_dir / "coverage_lines.tex": coverage_lines, out_dir / "coverage_table.tex": coverage_table,

@@ -101,6 +101,13 @@ def where_from(name: str, downloads: Path) -> tuple[str | None, str]:
                   "configs/sources.yaml")
 
 
+def how_to_supply(profile: str) -> str:
+    """The command that runs `profile` with the pinned tarballs from a folder (each the archive that
+    `where_from` names), for a run that found them neither here nor at their addresses."""
+    command = f"{SOURCES_ENV}=<folder with the tarballs> make reproduce"
+    return command if profile == "quick" else f"{command} PROFILE={profile}"
+
+
 def fetch(name: str, downloads: Path, say=print) -> Path:
     """downloads/<archive>, with the pinned sha256: kept from an earlier fetch, downloaded, or
     copied from the local folder."""

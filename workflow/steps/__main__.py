@@ -2,6 +2,7 @@
 
   python -m steps check-config --profile quick
   python -m steps checksums write|verify|add MANIFEST --list FILES
+  python -m steps checksums changed MANIFEST            (before verify builds: outputs changed since made)
   python -m steps run NAME '{"keyword": value, ...}'     (a step inside its image)
   python -m steps guide update --profile quick | check [--results .]   (docs/'s generated numbers)
   python -m steps plan --profile full [--nodes N]       (the jobs, their estimated hours, the critical path)
@@ -27,11 +28,15 @@ def _check_config(args: argparse.Namespace) -> int:
         print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
         return 2
     print(f"configs: all files valid (profile {args.profile})")
-    missing = cave.missing_baseline_sources(config.load_profile(args.profile))
-    if missing:
-        print("The profile runs baselines whose pinned sources cannot be found; nothing was run:\n"
-              + "\n".join(missing), file=sys.stderr)
-        return 2
+    profile_cave = config.load_profile(args.profile).get("cave", {})
+    unreachable = cave.unreachable_baselines(profile_cave)
+    if unreachable:
+        _, not_run = cave.without_baselines(profile_cave, list(unreachable), args.profile)
+        reason = next(iter(not_run.values()))
+        print(f"Not run: {reason['why']}: {', '.join(Path(path).stem for path in not_run)} (the claims "
+              "report and the document mark their figures and claims so); the rest runs.")
+        print("\n".join(f"  {why}" for why in unreachable.values()))
+        print(f"To run them: {reason['fix']}")
     problems, notes = emulated.check_emulation(config.load_profile(args.profile), progress=print)
     for note in notes:
         print(f"emulated {note}")
@@ -44,6 +49,20 @@ def _check_config(args: argparse.Namespace) -> int:
 
 def _checksums(args: argparse.Namespace) -> int:
     manifest = Path(args.manifest)
+    if args.action == "changed":
+        problems = checksums.changed_since_made(manifest)
+        for line in problems:
+            print(f"verify: {line}", file=sys.stderr)
+        if problems:
+            print(f"verify: FAILED before building anything: {len(problems)} file(s) changed since the run that "
+                  "made them, and nothing was built from them. Restore each from a copy, or delete it and run "
+                  "`make verify` again: it regenerates a deterministic output from its inputs (`make reproduce` a "
+                  "measured one, from its raw files or by measuring again).", file=sys.stderr)
+            return 1
+        return 0
+    if args.list is None:
+        print(f"checksums {args.action}: --list FILES is required", file=sys.stderr)
+        return 2
     files = Path(args.list).read_text(encoding="utf-8").split()
     if args.action == "write":
         checksums.write_manifest(manifest, files)
@@ -111,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = commands.add_parser("check-config", help="validate every file in configs/")
     sub.add_argument("--profile", default="quick")
     sub.set_defaults(run=_check_config)
-    sub = commands.add_parser("checksums", help="write or verify a sha256 manifest")
-    sub.add_argument("action", choices=["write", "verify", "add"])
+    sub = commands.add_parser("checksums", help="write or verify a sha256 manifest; name outputs changed since made")
+    sub.add_argument("action", choices=["write", "verify", "add", "changed"])
     sub.add_argument("manifest")
-    sub.add_argument("--list", required=True, help="file listing the outputs, one path a line")
+    sub.add_argument("--list", help="file listing the outputs, one path a line (not for `changed`)")
     sub.set_defaults(run=_checksums)
     sub = commands.add_parser("guide", help="docs/'s generated numbers: take them from a run, or check them")
     sub.add_argument("action", choices=["update", "check"])

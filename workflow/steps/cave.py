@@ -5,6 +5,7 @@ and the baselines' (cave.baselines.campaign), and gather them per figure (cave.p
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -115,18 +116,50 @@ def run_cave_baselines(*, name: str, points: list[dict], alpha_k: list[str], bin
                              device=devices.declaration(name), started=started, columns=RUN_COLUMNS)
 
 
-def missing_baseline_sources(profile: dict) -> list[str]:
-    """Why each baseline the profile runs cannot be built (neither built already nor with a source
-    to build it from): checked before a run starts, rather than failing in its middle."""
-    systems = plan.baseline_systems(config.load("experiments/cave.yaml"), profile.get("cave", {}))
-    missing = []
-    for system in systems:
+# The baselines the workflow's main process found unreachable, for each job's process: Snakemake
+# loads the workflow again in each job, which must neither ask the network again nor answer otherwise.
+UNREACHABLE_ENV = "SSD_ARTIFACT_UNREACHABLE_BASELINES"
+
+
+def unreachable_baselines_of_this_run(profile_cave: dict, main_process: bool) -> dict[str, str]:
+    """`unreachable_baselines`, found by the workflow's main process and handed to its jobs."""
+    if not main_process and UNREACHABLE_ENV in os.environ:
+        return json.loads(os.environ[UNREACHABLE_ENV])
+    unreachable = unreachable_baselines(profile_cave)
+    os.environ[UNREACHABLE_ENV] = json.dumps(unreachable)
+    return unreachable
+
+
+def unreachable_baselines(profile_cave: dict) -> dict[str, str]:
+    """The baselines the profile's `cave` runs that cannot be built here, each with where its
+    pinned source was looked for: not built already, and its tarball neither downloaded, nor in the
+    local folder, nor at its address (no network, say). Checked before a run starts."""
+    unreachable = {}
+    for system in plan.baseline_systems(config.load("experiments/cave.yaml"), profile_cave):
         if (baseline_build.build_dir(system) / "built.json").exists():
             continue
         found, why = sources.where_from(system, baseline_build.DOWNLOADS)
         if found is None:
-            missing.append(why)
-    return missing
+            unreachable[system] = why
+    return unreachable
+
+
+def without_baselines(profile_cave: dict, unreachable: list[str], profile: str) -> tuple[dict, dict[str, dict]]:
+    """The profile's `cave` without the figures that run a baseline of `unreachable`, and the CSVs
+    those figures would have made, each with why it is not run and the command that runs it (the
+    claims report and the document say both). A figure runs with all its baselines or not at all:
+    without them it is not the thesis's comparison."""
+    if not unreachable:
+        return profile_cave, {}
+    grids = plan.figure_grids(config.load("experiments/cave.yaml"), profile_cave)
+    dropped = {figure for figure, grid in grids.items() if set(grid.get("baselines", [])) & set(unreachable)}
+    names = ", ".join(plan.BASELINE_NAMES[system] for system in unreachable)
+    reason = {"why": f"pinned sources unreachable ({names})", "fix": sources.how_to_supply(profile)}
+    # a CSV of two panels is not made when neither is run
+    not_run = {f"results/cave/{name}.csv": reason for name, panels in plan.FIGURE_CSVS.items()
+               if dropped & set(panels) and not set(panels) & set(grids) - dropped}
+    kept = {figure: placed for figure, placed in profile_cave["figures"].items() if figure not in dropped}
+    return {**profile_cave, "figures": kept}, not_run
 
 
 def build_cave_baseline(*, system: str, record: str, log: str) -> None:

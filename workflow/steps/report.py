@@ -61,16 +61,20 @@ def typeset_table(*, script: str, data: list[str], tex: str, log: str) -> None:
 
 
 @in_image("report")
-def check_claims(*, data: list[str], profile: str, csv: str, markdown: str, html: str, log: str) -> None:
-    """Check every claim on the CSVs this profile produced (`data`); the others are 'not run'."""
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data), profile=profile)
-    claims.write_report(rows, Path(csv), Path(markdown), Path(html))
+def check_claims(*, data: list[str], profile: str, not_run: dict, csv: str, markdown: str, html: str,
+                 log: str) -> None:
+    """Check every claim on the CSVs this profile produced (`data`); the others are 'not run', with
+    the reason and the command that runs them when this machine could not make them (`not_run`)."""
+    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data), profile=profile,
+                               not_run=not_run)
+    claims.write_report(rows, Path(csv), Path(markdown), Path(html), not_run=not_run)
     Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
 
 
 @in_image("report")
-def write_document_sources(*, claims_csv: str, out_dir: str, built: list[str], log: str) -> None:
-    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built))
+def write_document_sources(*, claims_csv: str, out_dir: str, built: list[str], not_run: dict, log: str) -> None:
+    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built),
+                                   not_run)
     Path(log).write_text("".join(f"wrote {path}\n" for path in written), encoding="utf-8")
 
 
