@@ -25,7 +25,7 @@ leaf as a container's are; otherwise (and where the group's own parent gives it 
 controller to pass on), for root, the groups are made under a group of the artifact's own at the
 top of the hierarchy (`TOP`, as Docker's cgroupfs driver makes `/docker`), and the session's
 group is left as it is; anyone else is refused with what to do. Checked on a real cgroup v2 host
-(Debian 12's kernel in a VM, 2026-11-28: docs/chapter-5-cave.md, "Memory limits").
+(Debian 12's kernel in a VM, 2026-11-28: docs/chapter-5-baselines.md, "Memory limits on a real cgroup v2 host").
 """
 
 from __future__ import annotations
