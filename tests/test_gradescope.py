@@ -43,6 +43,8 @@ def test_the_zip_holds_the_students_copy_the_grader_and_the_key_once_where_run_a
                                                                                                    key_file, lab):
     archive = gradescope.build(lab, key_file, tmp_path / "autograder.zip")
     inside = members(archive)
+    fio_source = {str(gradescope.fio_source_tarball().relative_to(dist.REPO_ROOT))} if lab in gradescope.DEVICE_LABS \
+        else set()  # the library device's engine is built from it, offline
     assert {"setup.sh", "run_autograder"} <= set(inside)  # at the zip's top, as Gradescope wants them
     for script in ("setup.sh", "run_autograder"):
         assert inside[script][1] & 0o111 == 0o111, f"{script} is not executable"
@@ -57,7 +59,7 @@ def test_the_zip_holds_the_students_copy_the_grader_and_the_key_once_where_run_a
     # the artifact: what the students' copy has, with this lab's grader and settings
     artifact = {name.removeprefix("artifact/") for name in inside if name.startswith("artifact/")}
     assert artifact == {path for path in {*dist.members(), *gradescope.runs_with(lab)}
-                        if (dist.REPO_ROOT / path).is_file()}
+                        if (dist.REPO_ROOT / path).is_file()} | fio_source
     folder = labkit_grade.lab_dir(lab).name
     assert {f"labs/{folder}/grader.py", f"labs/{folder}/lab.yaml", f"labs/{folder}/README.md"} <= artifact
     assert not [name for name in artifact if re.match(r"labs/[^/]+/(solution|tests)/", name)]  # no lab's
