@@ -19,13 +19,15 @@ SNAKEMAKE := snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workf
 	--config profile=$(PROFILE) $(if $(RUNTIME),runtime=$(RUNTIME)) \
 	$(if $(RERUN_ON_RUNTIME_CHANGE),rerun_on_runtime_change=$(RERUN_ON_RUNTIME_CHANGE)) --rerun-incomplete
 
-.PHONY: help setup setup-test check-config reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-quick test-gradescope test-cgroup-v2 test-ace-matrix test-ace-patches lint clean guide guide-check \
+.PHONY: help setup setup-test check-config calibrate characterize reproduce figures paper claims ace-server plan report verify checksums checksums-add test test-unit test-e2e test-quick test-released test-gradescope test-cgroup-v2 test-ace-matrix test-ace-patches lint clean guide guide-check which figures-doc \
 	images images-lock images-save grade lab-key labs lab-dist lab-gradescope lab-grade-all
 
 help:
 	@echo "make reproduce   install what is missing, run the $(PROFILE) profile, build the PDF and the claims report"
+	@echo "make characterize DEVICE=dir   declare your own SSD (a directory on it; a raw device: DEVICE=/dev/... DESTRUCTIVE=true), measure its alpha and k; then PROFILE=own"
 	@echo "make test        install what is missing and run every test (unit, then end to end; the lab profile measured)"
 	@echo "make test-quick  the quick profile's own check from a fresh copy (about 40 minutes, alone; not in make test)"
+	@echo "make test-released  restore-sim's released preset beside the authors' agent (real time, alone; not in make test)"
 	@echo "make test-gradescope  every lab's Gradescope autograder in an unprivileged container (about 7 minutes)"
 	@echo "make test-cgroup-v2  the memory limits on a real cgroup v2 host (Debian's kernel in QEMU, about 30 s)"
 	@echo "make test-ace-matrix  ACE's regression suite and crash test for all 4 policies, with and without ACE"
@@ -33,10 +35,13 @@ help:
 	@echo "make verify      name every output changed since its run, then rebuild what is missing and compare deterministic outputs, whichever runtime made them, with checksums/$(PROFILE).sha256"
 	@echo "make figures | paper | claims   build only those"
 	@echo "make ace-server  build the patched PostgreSQL of Chapter 4 (systems/ace/README.md)"
+	@echo "make calibrate   take emussd's calibration of this machine again (after a run on a busy machine, once it is idle)"
 	@echo "make checksums   record the sha256 of the deterministic outputs (commit the result)"
 	@echo "make checksums-add FILES=...   record only those outputs' sha256, keeping the manifest's other entries"
 	@echo "make lint        snakemake --lint, actionlint (with shellcheck and pyflakes), ruff, clang-format and lintr"
 	@echo "make guide       take the guide's numbers (docs/) from the last $(PROFILE) run and test reports; guide-check: are they current"
+	@echo "make which FIG=4.8  what makes a figure (TABLE=4.3, SUPP=S1): script, CSVs, rule, step, system code, config keys"
+	@echo "make figures-doc  write docs/figures.md, every figure's and table's chain, from configs/inventory/'s routes"
 	@echo "make images      build the pinned container image of every system (containers/, configs/containers.yaml)"
 	@echo "make images-save write each image as a tarball with its sha256 (IMAGES_DIR=results/images; IMAGES=lab: one)"
 	@echo "make images-lock re-resolve the images' package locks (then commit them)"
@@ -49,7 +54,7 @@ help:
 	@echo "make clean       remove generated outputs (keeps the measurements, results/reference and the Python environment)"
 	@echo "make plan        the $(PROFILE) profile's jobs per device and node, their estimated hours and the critical path"
 	@echo "make report      Snakemake's HTML report: every figure with its caption, the claims, each result's provenance"
-	@echo "Options: PROFILE=quick|full|ci|lab  CORES=N  RUNTIME=native|docker  RERUN_ON_RUNTIME_CHANGE=true  CLUSTER=slurm  NODES=N (plan)"
+	@echo "Options: PROFILE=quick|full|ci|lab|own  CORES=N  RUNTIME=native|docker  RERUN_ON_RUNTIME_CHANGE=true  CLUSTER=slurm  NODES=N (plan)"
 
 # Debian packages, uv and the locked Python environment; a no-op when all is there.
 setup:
@@ -61,6 +66,22 @@ setup-test:
 
 check-config: setup
 	@python -m steps check-config --profile $(PROFILE)
+
+# emussd's calibration of this machine, taken again (systems/emussd/README.md, "Time dilation"): one
+# taken while other work kept the machine busy gives larger time dilations than the machine needs.
+calibrate: setup
+	@python -m emussd.device calibrate --profile $(PROFILE)
+
+# Your own SSD in one command (docs/your-own-ssd.md): DEVICE declared in configs/devices.local.yaml
+# (git ignores it) and checked before anything runs, its alpha and k measured and printed. A raw
+# block device is overwritten: it needs DESTRUCTIVE=true. `make reproduce PROFILE=own` then runs every figure on it.
+characterize: setup
+	@python -m steps own declare --device "$(DEVICE)" --name "$(NAME)" --destructive "$(DESTRUCTIVE)" \
+	  --force "$(FORCE)" --medium "$(MEDIUM)" --max-bytes "$(MAX_BYTES)"
+	@python -m steps check-config --profile own
+	@snakemake --cores $(CORES) $(if $(CLUSTER),--workflow-profile workflow/profiles/$(CLUSTER)) --config profile=own \
+	  $(if $(RUNTIME),runtime=$(RUNTIME)) --rerun-incomplete $$(python -m steps own target)
+	@python -m steps own show
 
 reproduce: check-config
 	@$(SNAKEMAKE)
@@ -119,6 +140,16 @@ guide: setup
 guide-check: setup
 	@python -m steps guide check --results .
 
+# A figure's or table's chain (configs/inventory/: its entry and `routes`; ssdartifact.routes):
+# script -> CSVs -> rule -> step -> system code -> config keys. docs/figures.md lists every one.
+which: setup
+	@test -n "$(FIG)$(TABLE)$(SUPP)" || { echo "usage: make which FIG=4.8 (or TABLE=4.3, SUPP=S1)" >&2; exit 2; }
+	@python -m ssdartifact.routes which $(if $(FIG),figure $(FIG),$(if $(TABLE),table $(TABLE),supplementary $(SUPP))) \
+	  --profile $(PROFILE)
+
+figures-doc: setup
+	@python -m ssdartifact.routes docs
+
 checksums: check-config
 	@$(SNAKEMAKE) --quiet rules -- deterministic_outputs $(DETERMINISTIC_LIST)
 	@python -m steps checksums write checksums/$(PROFILE).sha256 --list $(DETERMINISTIC_LIST)
@@ -142,7 +173,7 @@ checksums-add: check-config
 # next, with the quick profile's check among them, did too: that check is test-quick's (below).
 # A failed build or unit test stops the run before the part that times something.
 test: setup-test
-	@mkdir -p results/tests; status=0; \
+	@mkdir -p results/tests; status=0; export $(TEST_BUILD_CACHE); \
 	nice -n 10 python -m ace.build cassert >results/tests/prebuild-ace.log 2>&1 & ace=$$!; \
 	if docker info >/dev/null 2>&1; then \
 	  ( nice -n 10 python -m ssdartifact.containers build >results/tests/prebuild-images.log 2>&1 || exit $(IMAGES_FAILED); \
@@ -165,7 +196,7 @@ test: setup-test
 
 # Each writes a JUnit report under results/tests/ (CI uploads it).
 test-unit: setup-test
-	@python -m pytest -m "not e2e" --junitxml=results/tests/unit.xml
+	@python -m pytest -m "not e2e" --durations=20 --junitxml=results/tests/unit.xml
 
 # Slow end-to-end checks: the workflow from a clean output tree, determinism, verify, bad configs,
 # docker mode, PostgreSQL's suites, SLURM, the quick profile. Those that time the wall clock (an
@@ -174,13 +205,19 @@ test-unit: setup-test
 # cluster in another: they time nothing, and one lane alone leaves a core idle for part of its
 # time (2 cores, a fresh clone, 2026-11-26: 15.6 minutes for two lanes, where the project's CI
 # took 20.7 for the same checks one after the other). Every part runs, even after a failure.
-E2E := e2e and not full_matrix and not quick_profile and not every_lab
+E2E := e2e and not full_matrix and not quick_profile and not every_lab and not authors_agent
 E2E_QUICK := e2e and quick_profile
 E2E_ALONE := $(E2E) and wall_clock
 E2E_DOCKER_LANE := $(E2E) and not wall_clock and docker
 E2E_SLURM_LANE := $(E2E) and not wall_clock and not docker and slurm
 E2E_NATIVE_LANE := $(E2E) and not wall_clock and not docker and not slurm
 E2E_LANES := docker slurm native
+# The tests build the same native code (CAVE, the two simulators, emussd) in each fresh copy of the
+# repository they make, five or six times a run: ccache compiles each file once (results/tests/ccache),
+# through the compiler launcher CMake takes from the environment. Paths are made relative to each
+# build folder (CCACHE_BASEDIR=/), so a copy elsewhere hits; the steps in images do not see it.
+TEST_BUILD_CACHE := CCACHE_DIR=$(CURDIR)/results/tests/ccache CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true \
+	CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 # one lane: pytest on the checks marker expression $(1) selects, output in results/tests/e2e-$(2).log
 e2e_lane = python -m pytest -p no:cacheprovider -m "$(1)" --durations=10 --junitxml=results/tests/e2e-$(2).xml \
 	>results/tests/e2e-$(2).log 2>&1
@@ -188,7 +225,7 @@ E2E_WALL_CLOCK = python -m pytest -m "$(E2E_ALONE)" --durations=15 --junitxml=re
 E2E_PRINT_LANES = for lane in $(E2E_LANES); do echo "--- end-to-end, $$lane lane"; cat results/tests/e2e-$$lane.log; done
 IMAGES_FAILED := 97
 test-e2e: setup-test
-	@mkdir -p results/tests; status=0; \
+	@mkdir -p results/tests; status=0; export $(TEST_BUILD_CACHE); \
 	$(E2E_WALL_CLOCK) || status=1; \
 	echo "--- the other end-to-end checks, in three lanes (results/tests/e2e-{docker,slurm,native}.log)"; \
 	( $(call e2e_lane,$(E2E_DOCKER_LANE),docker) ) & docker=$$!; \
@@ -205,6 +242,13 @@ test-e2e: setup-test
 test-quick: setup-test
 	@mkdir -p results/tests
 	@python -m pytest -m "$(E2E_QUICK)" --durations=10 --junitxml=results/tests/e2e-quick.xml
+
+# restore-sim's released preset beside the authors' own agent (systems/restore/tests/test_released.py),
+# alone: their agent runs in real time and its counts move with the machine's speed, so it is not in
+# `make test` (agreement on a loaded machine, not on an idle one: docs/notes/restore.md).
+test-released: setup-test
+	@mkdir -p results/tests
+	@python -m pytest -m "authors_agent" --durations=5 --junitxml=results/tests/e2e-released.xml
 
 # Every lab's Gradescope autograder run as Gradescope runs it, in a container without privileges
 # (tests/test_gradescope.py; make test runs labs 2 and 4's: labs 1 and 3's add 4 minutes, lab 3's

@@ -24,7 +24,7 @@ PRODUCED_RESULTS = (PIO_MODEL_RESULTS + EMUSSD_RESULTS + PIO_RESULTS + ACE_RUN_R
                     + RESTORE_MEASURED_RESULTS + RESTORE_DETERMINISTIC_RESULTS
                     + ACE_DEVICE_TABLE + TABLE_6_2_RESULTS + CONFIG_TABLE_RESULTS)
 # The CSVs this profile would make but cannot here, each with why and the command that makes them.
-NOT_RUN = CAVE_NOT_RUN
+NOT_RUN = {**CAVE_NOT_RUN, **RESTORE_NOT_RUN}
 
 
 include: "workflow/rules/figures.smk"
@@ -64,9 +64,3 @@ rule all:
         RESTORE_MEASURED_RESULTS,
         RESTORE_DETERMINISTIC_RESULTS,
 
-
-# Last, once every rule is defined (common.smk: measurements side by side; a cluster job's memory;
-# a step's job, for its container).
-every_other_job_runs_alone()
-memory_as_measured()
-steps_know_their_job()

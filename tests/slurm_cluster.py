@@ -145,8 +145,8 @@ def single_host_cluster(top: Path, nodes: dict[str, list[str]], cpus: int = 2, m
 
 
 def jobs(env: dict, states: str = "all") -> list[dict[str, str]]:
-    """The cluster's jobs: id, name, state, node, features asked for."""
-    shown = subprocess.run(["squeue", "-h", f"--states={states}", "-o", "%i|%j|%T|%N|%f|%k"], env=env,
+    """The cluster's jobs: id, name, state, node, features and memory asked for (squeue's "2000M")."""
+    shown = subprocess.run(["squeue", "-h", f"--states={states}", "-o", "%i|%j|%T|%N|%f|%k|%m"], env=env,
                            capture_output=True, text=True, check=True).stdout
-    keys = ("id", "name", "state", "node", "features", "comment")
+    keys = ("id", "name", "state", "node", "features", "comment", "memory")
     return [dict(zip(keys, line.split("|"))) for line in shown.splitlines() if line.strip()]

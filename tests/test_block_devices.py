@@ -237,7 +237,7 @@ def test_a_real_loop_device_passes_until_it_carries_a_file_system(loop_device):
 
 
 def test_the_file_system_that_holds_a_path_is_the_deepest_and_last_mounted():
-    """What a `file` device's mount_point and file_system are checked against (config.file_device_problems)."""
+    """What a `file` device's mount_point and file_system are checked against (preflight.file_device_problems)."""
     system = FakeSystem()
     system.mountinfo_text += ("40 27 259:1 / /mnt/my\\040ssd rw - ext4 /dev/nvme1n1p1 rw\n"
                               "41 40 259:2 / /mnt/my\\040ssd rw - xfs /dev/nvme1n1p2 rw\n"

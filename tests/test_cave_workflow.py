@@ -76,7 +76,7 @@ def test_the_profile_may_only_fetch_declared_datasets(tmp_path, monkeypatch):
 
 
 def test_a_container_runs_cave_s_steps_by_name(tmp_path):
-    """In docker mode a step runs as `python -m steps run NAME KWARGS`: CAVE's steps,
+    """In docker mode a step runs as `python -m steps run NAME` (its keyword arguments on stdin): CAVE's steps,
     registered from their own module, must be found there."""
     import subprocess
     import sys
@@ -85,7 +85,7 @@ def test_a_container_runs_cave_s_steps_by_name(tmp_path):
 
     log = tmp_path / "build.log"
     call = json.dumps({"binary": "systems/cave/build/cave", "log": str(log)})
-    proc = subprocess.run([sys.executable, "-m", "steps", "run", "build_cave", call], cwd=REPO_ROOT,
+    proc = subprocess.run([sys.executable, "-m", "steps", "run", "build_cave"], input=call, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert log.read_text().startswith("built ")

@@ -161,3 +161,40 @@ def test_a_count_of_an_empty_selection_is_zero_and_other_aggregates_are_errors()
     assert claims.value_of(frame, "speedup", "count", "system == 'GraphX'") == 0
     with pytest.raises(ValueError, match="the selection is empty"):
         claims.value_of(frame, "speedup", "mean", "system == 'GraphX'")
+
+
+def _emulated(**values):
+    row = {"kind": "emulated", "pattern": "random", "declared_alpha": 1.1, "declared_k_r": 6, "declared_k_w": 5}
+    return {**row, **values}
+
+
+def test_emussd_s_alpha_is_judged_on_the_bandwidth_ratio_and_k_to_one_thread():
+    """configs/claims/'s two emussd checks on an optane-like device (declared cost ratio 1.1, k 6 and 5):
+    the rows of a CI run whose k_w came out one high (n = k at 94 % of the peak) hold, one thread
+    more does not, and neither does a bandwidth ratio 10 % off the declared one (1.1 x 6 / 5)."""
+    from ssdartifact import config
+
+    checks = {c["id"]: c["check"] for c in config.load("claims")["claims"]}
+    alpha, k = checks["pio-emussd-alpha-recovered"], checks["pio-emussd-k-recovered"]
+    ci_run = _emulated(alpha=1.296, alpha_cost=1.273, k_r=6, k_w=6)
+    assert claims.check_all_rows(pd.DataFrame([ci_run]), alpha).status == claims.PASS
+    assert claims.check_all_rows(pd.DataFrame([ci_run]), k).status == claims.PASS
+    too_far = _emulated(alpha=1.32 * 1.12, k_r=6, k_w=5)
+    assert claims.check_all_rows(pd.DataFrame([too_far]), alpha).status == claims.FAIL
+    assert claims.check_all_rows(pd.DataFrame([_emulated(alpha=1.32, k_r=6, k_w=7)]), k).status == claims.FAIL
+    # a large k: 10 % of it, not one thread (pcie-like, k_r 80)
+    pcie = {"declared_alpha": 2.8, "declared_k_r": 80, "declared_k_w": 8, "alpha": 28.0}
+    assert claims.check_all_rows(pd.DataFrame([_emulated(**pcie, k_r=73, k_w=8)]), k).status == claims.PASS
+    assert claims.check_all_rows(pd.DataFrame([_emulated(**pcie, k_r=71, k_w=8)]), k).status == claims.FAIL
+
+
+@pytest.mark.parametrize("quote, shown", [
+    (r"ReStore achieves up to $2.81\times$, $1.03\times$ speedup", "ReStore achieves up to 2.81×, 1.03× speedup"),
+    (r"ranges from 7 – 984 \times , 1.1 – 22 \times , and", "ranges from 7 – 984×, 1.1 – 22×, and"),
+    ("tLFU **Upgrade:** if frequency", "tLFU Upgrade: if frequency"),
+    ("shows that ReStore *significantly* outperforms", "shows that ReStore significantly outperforms"),
+    (r"$2\times$ and 10\% more", "2× and 10% more"),
+    ("α = BW_r^max/BW_w^max, a * b and 3*4", "α = BW_r^max/BW_w^max, a * b and 3*4"),
+])
+def test_a_quote_is_shown_as_the_thesis_reads_not_as_its_markdown(quote, shown):
+    assert claims.readable_quote(quote) == shown

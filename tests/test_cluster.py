@@ -15,11 +15,11 @@ NODES = {"n1": cluster.Node("n1", {"dev_a"}, {"main"}), "n2": cluster.Node("n2",
 
 def test_a_declaration_becomes_the_executors_resources():
     declared = {"name": "x", "kind": "file", "cluster": {"node": "n1", "feature": "dev_a", "partition": "main"}}
-    assert cluster.placement(declared, exclusive=True) == {
+    assert cluster.placement(declared) == {
         "constraint": "dev_a", "slurm_partition": "main", "slurm_extra": "--nodelist=n1 --exclusive"}
-    # nothing declared, sharing allowed: nothing asked for (Snakemake drops a resource that is None)
-    assert cluster.placement({"name": "y", "kind": "emulated"}, exclusive=False) == {
-        "constraint": None, "slurm_partition": None, "slurm_extra": None}
+    # nothing declared: the node to itself, anywhere (Snakemake drops a resource that is None)
+    assert cluster.placement({"name": "y", "kind": "emulated"}) == {
+        "constraint": None, "slurm_partition": None, "slurm_extra": "--exclusive"}
 
 
 def test_every_mismatch_with_the_cluster_is_named():
@@ -62,6 +62,29 @@ def test_memory_is_the_measured_peak_with_a_margin_and_the_jobsteps_share(tmp_pa
     second.write_text("s\th:m:s\tmax_rss\tmax_vms\n3\t0:00:03\tNA\tNA\n")
     assert cluster.memory_mb([first, second]) == 500 + 500  # 333.3 x 1.5 = 500, rounded up to 100 MB
     assert cluster.memory_mb([second]) is None
+
+
+def test_the_slurm_profile_s_default_memory_is_read_from_it(tmp_path):
+    assert cluster.profile_default(REPO_ROOT / "workflow/profiles/slurm", "mem_mb") == 2000
+    (tmp_path / "config.yaml").write_text("default-resources:\n  - slurm_account=x\n")
+    assert cluster.profile_default(tmp_path, "mem_mb") is None
+
+
+def test_every_rule_with_a_benchmark_asks_for_the_memory_it_used():
+    """A rule whose jobs record their peak (benchmark:) asks for it on a cluster through its own
+    resources (common.smk's memory_as_measured), where the rule is defined: one without the entry
+    would silently ask for the profile's default, however much it used."""
+    import re
+
+    missing = []
+    for path in sorted((REPO_ROOT / "workflow/rules").glob("*.smk")):
+        text = path.read_text()
+        starts = [m for m in re.finditer(r"^( *)(?:local)?rule (\w+):", text, re.M)]
+        for start, after in zip(starts, [*starts[1:], None]):
+            block = text[start.start():after.start() if after else len(text)]
+            if "benchmark:" in block and "**memory_as_measured()," not in block:
+                missing.append(f"{path.name}: rule {start[2]}")
+    assert missing == []
 
 
 def test_the_critical_path_is_the_longest_chain():

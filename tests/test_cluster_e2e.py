@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from ssdartifact import cluster as cluster_placement
 from slurm_cluster import jobs, missing_tools, single_host_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
@@ -47,6 +49,31 @@ def test_the_ci_profile_through_slurm_gives_the_native_bytes(clone, cluster):
     assert ran and all(job["state"] == "COMPLETED" for job in ran), ran
     # deterministic jobs go anywhere: both nodes took some
     assert {job["node"] for job in ran} == set(NODES), ran
+    # nothing ran here before: a job asks for the profile's default memory until a job of its rule
+    # has finished, then for what that rule used (no more than its largest record). A group of the
+    # figures' small jobs (the profile's groups) asks for its members' sum, whichever of the two each has.
+    profile = clone / "workflow/profiles/slurm"
+    default = cluster_placement.profile_default(profile, "mem_mb")
+    settings = yaml.safe_load((profile / "config.yaml").read_text())
+    grouped = [entry.split("=")[0] for entry in settings["groups"]]
+    groups = {entry.split("=")[1] for entry in settings["groups"]}  # a group job's name: "<group>_<its rules>"
+    group_size = max(int(entry.split("=")[1]) for entry in settings["group-components"])
+    records = clone / "results/benchmarks"
+
+    def measured(rule):
+        return cluster_placement.memory_mb([*records.glob(f"{rule}.tsv"), *records.glob(f"{rule}/*.tsv")]) or 0
+
+    asked = {}
+    for job in ran:
+        rule = job["comment"].removeprefix("rule_").split("_wildcards_")[0]
+        asked.setdefault(rule, []).append(int(job["memory"].removesuffix("M")))
+    assert any(default in mbs for mbs in asked.values()), asked
+    most_in_a_group = group_size * max(default, *map(measured, grouped))
+    for rule, mbs in asked.items():
+        fits = ((lambda mb: cluster_placement.SNAKEMAKE_IN_JOB_MB < mb <= most_in_a_group)
+                if rule in grouped or rule.split("_")[0] in groups
+                else (lambda mb: mb == default or cluster_placement.SNAKEMAKE_IN_JOB_MB < mb <= measured(rule)))
+        assert all(map(fits, mbs)), (rule, mbs, measured(rule))
     code, out = make(clone, cluster, "verify", "PROFILE=ci")  # the committed manifest of the native run
     assert code == 0 and "verify: OK" in out, out[-3000:]
     assert "Nothing to be done" in make(clone, cluster, "reproduce", "PROFILE=ci", "CLUSTER=slurm")[1]
@@ -76,6 +103,8 @@ def test_a_job_cancelled_by_the_scheduler_leaves_no_result_and_a_rerun_redoes_on
     assert outputs
     for path in outputs:  # the job that writes them runs again
         path.unlink()
+    # it ran through SLURM before: it asks for what it used then (its rule's `resources:`)
+    measured = cluster_placement.memory_mb([clone / f"results/benchmarks/{victim}.tsv"])
     env = {k: v for k, v in cluster.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     run = subprocess.Popen(["make", "reproduce", "PROFILE=ci", "CLUSTER=slurm"], cwd=clone, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -85,6 +114,7 @@ def test_a_job_cancelled_by_the_scheduler_leaves_no_result_and_a_rerun_redoes_on
             assert run.poll() is None and time.monotonic() < deadline, "the job never ran"
             time.sleep(0.5)
         subprocess.run(["scancel", running[0]["id"]], env=cluster, check=True)
+        assert running[0]["memory"] == f"{measured}M", running
         out = run.communicate(timeout=300)[0]
     finally:
         if run.poll() is None:

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from ssdartifact import REPO_ROOT, blockdev, config
+from ssdartifact import REPO_ROOT, blockdev, config, preflight
 from steps.__main__ import main
 
 
@@ -30,7 +30,7 @@ def _edit(path, change):
 
 def _error(profile="quick"):
     with pytest.raises(config.ConfigError) as caught:
-        config.check_all(profile)
+        preflight.check(profile)
     return str(caught.value)
 
 
@@ -39,7 +39,7 @@ def _error(profile="quick"):
      r"profiles/quick.yaml: key runtime: 'dockr' is not allowed; allowed values: 'native'"),
     ("profiles/quick.yaml", lambda d: d.update(colour="red"),
      r"profiles/quick.yaml: key \(top level\): unknown key\(s\) 'colour'; allowed keys: ace, ace_server, cave, "
-     r"characterize, description, devices, emulated_side_by_side, fio_point, name, raw_vs_fs, restore, runtime"),
+     r"characterize, description, devices, fio_point, name, raw_vs_fs, restore, runtime"),
     ("devices.yaml", lambda d: d["devices"][0].update(kind="tape"),
      r"devices.yaml: key devices\[0\] \(name: local-disk\).kind: 'tape' is not allowed; "
      r"allowed values: 'file', 'block', 'emulated'"),
@@ -54,13 +54,13 @@ def _error(profile="quick"):
      r"pio_model.yaml: key fig_3_2.alphas\[0\]: 0.5 is out of range; it must be >= 1"),
     ("experiments/pio_model.yaml", lambda d: d["fig_3_4"].update(k_r="many"),
      r"pio_model.yaml: key fig_3_4.k_r: 'many' has the wrong type; expected array"),
-    ("claims.yaml", lambda d: d["claims"][0]["check"].update(kind="vibes"),
-     r"claims.yaml: key claims\[0\] \(id: pio-2.4-idle-channels-at-n\).check.kind: 'vibes' is not allowed; "
+    ("claims/chapter-2.yaml", lambda d: d["claims"][0]["check"].update(kind="vibes"),
+     r"configs/claims/: key claims\[0\] \(id: pio-2.4-idle-channels-at-n\).check.kind: 'vibes' is not allowed; "
      r"allowed values: 'value', 'monotone'"),
-    ("inventory.yaml", lambda d: d["figures"][0].update({"class": "photo"}),
-     r"inventory.yaml: key figures\[0\] \(id: 1.1\).class: 'photo' is not allowed"),
-    ("inventory.yaml", lambda d: d["figures"].pop(),
-     r"inventory.yaml: key figures: .* is too short"),
+    ("inventory/chapter-1.yaml", lambda d: d["figures"][0].update({"class": "photo"}),
+     r"configs/inventory/: key figures\[0\] \(id: 1.1\).class: 'photo' is not allowed"),
+    ("inventory/chapter-1.yaml", lambda d: d["figures"].pop(),
+     r"configs/inventory/: key figures: .* is too short"),
 ])
 def test_bad_value_names_file_key_and_allowed(configs, relative, change, expected):
     _edit(configs / relative, change)
@@ -78,7 +78,7 @@ def test_profile_name_must_match_file(configs):
 
 
 def test_unknown_profile_lists_the_known_ones(configs):
-    assert "profile 'fast' does not exist; choose one of: ci, full, lab, quick" in _error("fast")
+    assert "profile 'fast' does not exist; choose one of: ci, full, lab, own, quick" in _error("fast")
 
 
 def test_yaml_syntax_error_gives_the_line(configs):
@@ -102,14 +102,37 @@ def test_a_load_sees_the_file_as_it_is_now_and_returns_a_copy(configs):
 def test_reproduced_script_must_exist(configs):
     def change(d):
         d["figures"][0]["reproduced"] = {"script": "figures/scripts/fig_1_1.R", "inputs": ["results/x.csv"]}
-    _edit(configs / "inventory.yaml", change)
+    _edit(configs / "inventory/chapter-1.yaml", change)
     assert "figures[0].reproduced.script: figures/scripts/fig_1_1.R does not exist" in _error()
 
 
 def test_duplicate_claim_ids_are_refused(configs):
-    _edit(configs / "claims.yaml", lambda d: d["claims"].append(d["claims"][0]))
-    claim_id = yaml.safe_load((configs / "claims.yaml").read_text())["claims"][0]["id"]
-    assert f"claim id {claim_id!r} appears more than once" in _error()
+    _edit(configs / "claims/chapter-2.yaml", lambda d: d["claims"].append(d["claims"][0]))
+    claim_id = yaml.safe_load((configs / "claims/chapter-2.yaml").read_text())["claims"][0]["id"]
+    assert (f"configs/claims/chapter-2.yaml: key claims: {claim_id!r} is defined more than once "
+            "(also in configs/claims/chapter-2.yaml)") in _error()
+
+
+def test_an_id_in_two_files_is_refused_naming_both(configs):
+    claim = yaml.safe_load((configs / "claims/chapter-2.yaml").read_text())["claims"][0]
+    _edit(configs / "claims/chapter-6.yaml", lambda d: d["claims"].append(claim))
+    assert (f"configs/claims/chapter-6.yaml: key claims: {claim['id']!r} is defined more than once "
+            "(also in configs/claims/chapter-2.yaml)") in _error()
+    figure = yaml.safe_load((configs / "inventory/chapter-4.yaml").read_text())["figures"][0]
+    _edit(configs / "inventory/chapter-5.yaml", lambda d: d["figures"].insert(0, figure))
+    with pytest.raises(config.ConfigError, match=r"configs/inventory/chapter-5.yaml: key figures: '4.1' is defined "
+                       r"more than once \(also in configs/inventory/chapter-4.yaml\)"):
+        config.load("inventory")
+
+
+def test_the_folders_merge_in_the_order_of_their_files(configs):
+    """Each key's list is the files' lists one after the other, by name without .yaml."""
+    names = [path.name for path in config.folder_files(configs / "claims")]
+    assert (names.index("chapter-3.yaml") < names.index("chapter-3-measured-devices.yaml")
+            < names.index("chapter-4.yaml"))
+    claims = [claim["id"] for name in names
+              for claim in yaml.safe_load((configs / "claims" / name).read_text())["claims"]]
+    assert [claim["id"] for claim in config.load("claims")["claims"]] == claims
 
 
 def test_all_problems_are_reported_at_once(configs):
@@ -194,7 +217,7 @@ def test_a_block_device_the_profile_does_not_use_is_not_examined(configs):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append(
         {"name": "spare", "kind": "block", "path": "/dev/disk/by-id/elsewhere", "destructive": True,
          "max_bytes": 1 << 30}))
-    config.check_all("quick")
+    preflight.check("quick")
 
 
 def test_table_6_2_measures_only_the_profile_s_devices_and_leaves_out_only_its_own(configs):
@@ -238,7 +261,7 @@ def test_a_file_device_whose_path_is_a_regular_file_is_refused(configs, tmp_path
 def test_a_file_device_must_be_on_the_file_system_it_declares(configs, tmp_path):
     mount_point, file_system = blockdev.mount_of(str(tmp_path))
     _use_file_device(configs, path=str(tmp_path), mount_point=mount_point, file_system=file_system)
-    config.check_all("ci")
+    preflight.check("ci")
     _edit(configs / "devices.yaml", lambda d: d["devices"][-1].update(mount_point=str(tmp_path), file_system="f2fs"))
     assert _error("ci").splitlines() == [
         f"configs/devices.yaml: device 'my-ssd': key mount_point: path '{tmp_path}' is on the file system mounted "
@@ -252,7 +275,7 @@ def test_the_artifact_s_own_file_device_may_be_missing_until_it_is_used(configs)
     """A fresh clone has no scratch/: a device inside it is the artifact's own, made when first opened."""
     own = f"scratch/test-own-device-{os.getpid()}"
     _use_file_device(configs, path=own)
-    config.check_all("ci")
+    preflight.check("ci")
     assert not (REPO_ROOT / own).exists()
     (REPO_ROOT / own).parent.mkdir(exist_ok=True)
     (REPO_ROOT / own).write_text("")
@@ -265,13 +288,13 @@ def test_the_artifact_s_own_file_device_may_be_missing_until_it_is_used(configs)
 def test_a_file_device_on_a_cluster_node_is_checked_there(configs, tmp_path):
     """Its path is on the node that holds it: the node checks it when the experiment opens it."""
     _use_file_device(configs, path=str(tmp_path / "absent"), cluster={"node": "n1"})
-    config.check_all("ci")
+    preflight.check("ci")
 
 
 def test_a_file_device_the_profile_does_not_use_is_not_examined(configs, tmp_path):
     _edit(configs / "devices.yaml", lambda d: d["devices"].append(
         {"name": "spare", "kind": "file", "path": str(tmp_path / "absent"), "max_bytes": 1 << 30}))
-    config.check_all("ci")
+    preflight.check("ci")
 
 
 def test_a_value_is_quoted_escaped_and_cut(configs):

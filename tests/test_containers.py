@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from ssdartifact import REPO_ROOT, config, containers, imagearchive
-from ssdartifact.containers import ContainerError, Deb
+from ssdartifact import REPO_ROOT, config, imagearchive
+from ssdartifact.containers import ContainerError, build, cache, catalog, engine, hardened, lockfiles, mirror, relock
+from ssdartifact.containers import wheels
+from ssdartifact.containers import base as base_image
+from ssdartifact.containers.lockfiles import Deb
 
 SHA = "ab" * 32
 LOCK = f"""# resolved: 20250101T000000Z
@@ -35,135 +38,135 @@ def image(tmp_path):
 # ---------------------------------------------------------------- keys
 
 def test_image_tag_is_stable_and_has_the_documented_form(image):
-    tag = containers.image_tag("pio", "ssd-artifact/base:000000000000", image)
+    tag = build.image_tag("pio", "ssd-artifact/base:000000000000", image)
     assert tag.startswith("ssd-artifact/pio:") and len(tag.split(":")[1]) == 12
     os.utime(image / "packages.txt", (0, 0))  # a touch is not a change
-    assert containers.image_tag("pio", "ssd-artifact/base:000000000000", image) == tag
+    assert build.image_tag("pio", "ssd-artifact/base:000000000000", image) == tag
 
 
 @pytest.mark.parametrize("change", ["packages.lock", "packages.txt", "python.lock", "new-file"])
 def test_image_tag_changes_with_any_file_of_the_image(image, change):
-    before = containers.image_tag("pio", "b", image)
+    before = build.image_tag("pio", "b", image)
     with open(image / change, "a") as handle:
         handle.write("\n# changed\n")
-    assert containers.image_tag("pio", "b", image) != before
+    assert build.image_tag("pio", "b", image) != before
 
 
 def test_image_tag_changes_with_the_parent_and_the_parent_with_the_base(image):
-    assert containers.image_tag("pio", "python:1", image) != containers.image_tag("pio", "python:2", image)
-    assert containers.image_tag("pio").split(":")[1] == containers.image_tag(
-        "pio", containers.image_tag("python")).split(":")[1]  # the shared parent's
-    assert containers.parent_of("pio") == "python" and containers.parent_of("python") is None
-    assert containers.lineage("cave") == ["cave", "toolchain", "python"]
+    assert build.image_tag("pio", "python:1", image) != build.image_tag("pio", "python:2", image)
+    assert build.image_tag("pio").split(":")[1] == build.image_tag(
+        "pio", build.image_tag("python")).split(":")[1]  # the shared parent's
+    assert catalog.parent_of("pio") == "python" and catalog.parent_of("python") is None
+    assert catalog.lineage("cave") == ["cave", "toolchain", "python"]
 
 
 def test_only_the_parent_installs_the_python_environment(image):
-    assert "pip install" in containers.install_script(containers.image_dir("python"))
-    assert "pip install" not in containers.install_script(image)
-    assert "apt-get install" in containers.install_script(image)
+    assert "pip install" in build.install_script(catalog.image_dir("python"))
+    assert "pip install" not in build.install_script(image)
+    assert "apt-get install" in build.install_script(image)
 
 
 def test_an_images_finish_runs_after_its_installs_and_keys_its_tag(image, monkeypatch):
     finish = "rm -f /etc/ssl/certs/java/cacerts"
-    script = containers.install_script(image, finish)
-    assert script.index("apt-get install") < script.index(finish) < script.index(containers.CLEANUP)
+    script = build.install_script(image, finish)
+    assert script.index("apt-get install") < script.index(finish) < script.index(build.CLEANUP)
     entries = {"pio": {"path": "containers/pio"}, "python": "containers/python"}
-    monkeypatch.setattr(containers, "settings", lambda: {"parent": "python", "images": entries})
-    before = containers.image_tag("pio", "b", image)
+    monkeypatch.setattr(catalog, "settings", lambda: {"parent": "python", "images": entries})
+    before = build.image_tag("pio", "b", image)
     entries["pio"]["finish"] = finish
-    assert containers.image_tag("pio", "b", image) != before
+    assert build.image_tag("pio", "b", image) != before
 
 
 def test_build_all_builds_the_images_each_extends_first_and_siblings_side_by_side(monkeypatch):
     """`make images` on 2 cores: the images extending the same one are built two at a time."""
     parents = {"python": None, "report": "python", "toolchain": "python", "ace": "toolchain", "cave": "toolchain"}
-    monkeypatch.setattr(containers, "parent_of", parents.get)
-    monkeypatch.setattr(containers.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(catalog, "parent_of", parents.get)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     built = []
     # siblings meet while both are building (a barrier fails after 60 s if one waits for the other)
     meet = {"report": threading.Barrier(2, timeout=60), "ace": threading.Barrier(2, timeout=60)}
     meet.update(toolchain=meet["report"], cave=meet["ace"])
 
     def ensure(name):
-        assert all(above in built for above in containers.lineage(name)[1:]), f"{name} before what it extends"
+        assert all(above in built for above in catalog.lineage(name)[1:]), f"{name} before what it extends"
         if name in meet:
             meet[name].wait()
         built.append(name)
         return f"tag/{name}"
 
-    monkeypatch.setattr(containers, "ensure_image", ensure)
+    monkeypatch.setattr(build, "ensure_image", ensure)
     names = ["cave", "report", "python", "ace", "toolchain"]
-    assert containers.build_all(names) == [(name, f"tag/{name}") for name in names]
+    assert build.build_all(names) == [(name, f"tag/{name}") for name in names]
     assert built[0] == "python" and set(built[3:]) == {"ace", "cave"}
 
 
 def test_base_tag_depends_on_the_locked_packages_and_their_date_only():
     base = {"source": "mmdebstrap", "suite": "bookworm", "mirror": "http://deb.debian.org/debian", "snapshot": None}
-    tag = containers.base_tag(base, LOCK)
+    tag = base_image.base_tag(base, LOCK)
     assert tag.startswith("ssd-artifact/base:")
     snapshot = {**base, "snapshot": "http://snapshot.debian.org/archive/debian/20250101T000000Z"}
-    assert containers.base_tag(snapshot, LOCK) == tag  # the same .debs from another mirror
-    assert containers.base_tag(base, LOCK.replace("fio=3.33-3 ", "fio=3.33-4 ")) != tag
+    assert base_image.base_tag(snapshot, LOCK) == tag  # the same .debs from another mirror
+    assert base_image.base_tag(base, LOCK.replace("fio=3.33-3 ", "fio=3.33-4 ")) != tag
     # the date is every file's SOURCE_DATE_EPOCH: another date, other bytes
-    assert containers.base_tag(base, LOCK.replace("20250101T000000Z", "20260101T000000Z")) != tag
-    assert containers.source_date_epoch(LOCK) == 1735689600  # 2025-01-01T00:00:00Z
+    assert base_image.base_tag(base, LOCK.replace("20250101T000000Z", "20260101T000000Z")) != tag
+    assert base_image.source_date_epoch(LOCK) == 1735689600  # 2025-01-01T00:00:00Z
     with pytest.raises(ContainerError, match="no `# resolved:` line"):
-        containers.source_date_epoch(LOCK.replace("# resolved: 20250101T000000Z\n", ""))
+        base_image.source_date_epoch(LOCK.replace("# resolved: 20250101T000000Z\n", ""))
 
 
 def test_registry_base_is_the_pinned_image():
     digest = "debian@sha256:" + "0" * 64
-    assert containers.base_tag({"source": "registry", "suite": "bookworm", "mirror": "http://x",
+    assert base_image.base_tag({"source": "registry", "suite": "bookworm", "mirror": "http://x",
                                 "registry_image": digest}) == digest
 
 
 # ---------------------------------------------------------------- lock files
 
 def test_lock_round_trip():
-    debs = containers.parse_lock(LOCK)
+    debs = lockfiles.parse_lock(LOCK)
     assert debs[0] == Deb("fio", "3.33-3", "amd64", SHA, "pool/main/f/fio/fio_3.33-3_amd64.deb")
     assert debs[1].version == "1:2.39.5-0+deb12u3" and debs[1].filename == "git_2.39.5-0+deb12u3_amd64.deb"
-    again = containers.format_lock(debs, "test", "http://deb.debian.org/debian", "bookworm")
-    assert containers.parse_lock(again) == sorted(debs)
+    again = lockfiles.format_lock(debs, "test", "http://deb.debian.org/debian", "bookworm")
+    assert lockfiles.parse_lock(again) == sorted(debs)
 
 
 def test_a_bad_lock_line_names_the_file_and_the_refresh_command():
     with pytest.raises(ContainerError, match=r"x.lock:3: .*make images-lock"):
-        containers.parse_lock(LOCK.replace(SHA, "nothex"), "x.lock")
+        lockfiles.parse_lock(LOCK.replace(SHA, "nothex"), "x.lock")
 
 
 def test_write_lock_keeps_a_lock_that_pins_the_same_debs(tmp_path):
     path = tmp_path / "packages.lock"
     path.write_text(LOCK)
-    assert not containers.write_lock(path, containers.parse_lock(LOCK), "t", "http://m", "bookworm")
+    assert not lockfiles.write_lock(path, lockfiles.parse_lock(LOCK), "t", "http://m", "bookworm")
     assert path.read_text() == LOCK  # its date, hence the image key, stays
     newer = [Deb("fio", "3.33-4", "amd64", SHA, "pool/main/f/fio/fio_3.33-4_amd64.deb")]
-    assert containers.write_lock(path, newer, "t", "http://m", "bookworm")
-    assert containers.parse_lock(path.read_text()) == newer
+    assert lockfiles.write_lock(path, newer, "t", "http://m", "bookworm")
+    assert lockfiles.parse_lock(path.read_text()) == newer
 
 
 def test_missing_version_error_gives_the_refresh_command_and_the_snapshot(tmp_path):
     lock = tmp_path / "packages.lock"
     lock.write_text(LOCK)
-    fio = containers.parse_lock(LOCK)[0]
-    message = str(containers.missing_versions_error(lock, [(fio, "HTTP 404")], "http://deb.debian.org/debian"))
+    fio = lockfiles.parse_lock(LOCK)[0]
+    message = str(lockfiles.missing_versions_error(lock, [(fio, "HTTP 404")], "http://deb.debian.org/debian"))
     assert "fio=3.33-3" in message and "HTTP 404" in message
     assert "make images-lock" in message
     assert "http://snapshot.debian.org/archive/debian/20250101T000000Z" in message
 
 
 def _locked(directory: Path) -> set[str]:
-    return {deb.name for deb in containers.parse_lock((directory / "packages.lock").read_text())}
+    return {deb.name for deb in lockfiles.parse_lock((directory / "packages.lock").read_text())}
 
 
 @pytest.mark.parametrize("name", sorted(config.load("containers.yaml")["images"]))
 def test_committed_locks_cover_their_package_lists(name):
     """Editing packages.txt without `make images-lock` is caught here, not in a build. An image's
     lock holds what it adds: what the images it extends or the base have already is not in it."""
-    below = {*_locked(containers.BASE_DIR),
-             *(deb for above in containers.lineage(name)[1:] for deb in _locked(containers.image_dir(above)))}
-    locked = _locked(containers.image_dir(name))
-    wanted = set(containers._wanted(containers.image_dir(name) / "packages.txt"))
+    below = {*_locked(catalog.BASE_DIR),
+             *(deb for above in catalog.lineage(name)[1:] for deb in _locked(catalog.image_dir(above)))}
+    locked = _locked(catalog.image_dir(name))
+    wanted = set(relock.wanted_packages(catalog.image_dir(name) / "packages.txt"))
     assert wanted <= locked | below, f"not in packages.lock: {sorted(wanted - locked - below)}; run `make images-lock`"
     assert not locked & below, f"locked again above the parent: {sorted(locked & below)}; run `make images-lock`"
 
@@ -171,23 +174,23 @@ def test_committed_locks_cover_their_package_lists(name):
 def test_the_one_python_lock_matches_uv_lock():
     """The parent holds the Python environment, so it alone has a python.lock."""
     holders = [name for name in config.load("containers.yaml")["images"]
-               if (containers.image_dir(name) / "python.lock").exists()]
+               if (catalog.image_dir(name) / "python.lock").exists()]
     assert holders == [config.load("containers.yaml")["parent"]]
-    path = containers.image_dir(holders[0]) / "python.lock"
-    assert path.read_text() == containers.python_lock_text(), "python.lock is stale: run `make images-lock`"
+    path = catalog.image_dir(holders[0]) / "python.lock"
+    assert path.read_text() == lockfiles.python_lock_text(), "python.lock is stale: run `make images-lock`"
 
 
 def test_python_lock_parsing_markers_and_staged_hashes(monkeypatch):
     text = ("# header\nidna==3.20 \\\n    --hash=sha256:" + "1" * 64 + " \\\n    --hash=sha256:" + "2" * 64
             + "\n    # via requests\npywin32==311 ; sys_platform == 'win32' \\\n    --hash=sha256:" + "3" * 64 + "\n")
-    idna, pywin = containers.parse_python_lock(text)
+    idna, pywin = lockfiles.parse_python_lock(text)
     assert (idna.name, idna.version, idna.applies, len(idna.hashes)) == ("idna", "3.20", True, 2)
     assert not pywin.applies  # the images are Linux: never fetched
     built = Path("/x/wheels/built/" + "1" * 64 + "/idna-3.20-py3-none-any.whl")
-    monkeypatch.setattr(containers, "sha256_file", lambda path: "9" * 64)  # the wheel built on the host
-    staged = containers.staged_python_lock(text, {idna: built})
+    monkeypatch.setattr(wheels, "sha256_file", lambda path: "9" * 64)  # the wheel built on the host
+    staged = wheels.staged_python_lock(text, {idna: built})
     assert "--hash=sha256:" + "9" * 64 in staged
-    assert containers.parse_python_lock(staged)[0].hashes == idna.hashes | {"9" * 64}
+    assert lockfiles.parse_python_lock(staged)[0].hashes == idna.hashes | {"9" * 64}
 
 
 # ---------------------------------------------------------------- layers and configs byte for byte
@@ -274,8 +277,8 @@ def test_the_load_archive_sends_the_new_layers_only(tmp_path):
 # ---------------------------------------------------------------- docker run
 
 def _as_host_user(monkeypatch, uid):
-    monkeypatch.setattr(containers.os, "getuid", lambda: uid)
-    monkeypatch.setattr(containers.os, "getgid", lambda: uid)
+    monkeypatch.setattr(os, "getuid", lambda: uid)
+    monkeypatch.setattr(os, "getgid", lambda: uid)
 
 
 def _flags(command, flag):
@@ -286,7 +289,7 @@ def test_docker_run_command_is_hardened_and_mounts_only_what_is_declared(tmp_pat
     _as_host_user(monkeypatch, 1000)
     outputs = tmp_path / "results"
     outputs.mkdir()
-    command = containers.docker_run_command(
+    command = hardened.docker_run_command(
         "ssd-artifact/pio:0", ["fio", "--version"], repo_root=REPO_ROOT, writable=[outputs], cpus=2,
         memory_mb=3000, env={"A": "1"}, labels={"ssd-artifact.step": "x"})
     assert command[:3] == ["docker", "run", "--rm"]
@@ -312,7 +315,7 @@ def test_docker_run_command_is_hardened_and_mounts_only_what_is_declared(tmp_pat
 def test_a_step_that_needs_a_capability_becomes_the_user_keeping_only_it(monkeypatch):
     """FUSE's SYS_ADMIN: root with only that and what switching user needs, then setpriv to the user."""
     _as_host_user(monkeypatch, 1000)
-    command = containers.docker_run_command("t", ["emussd"], repo_root=REPO_ROOT, devices=["/dev/fuse"],
+    command = hardened.docker_run_command("t", ["emussd"], repo_root=REPO_ROOT, devices=["/dev/fuse"],
                                             cap_add=["SYS_ADMIN"])
     assert command[command.index("--user") + 1] == "0:0"
     assert [p for p in command if p.startswith("--cap-add")] == \
@@ -326,7 +329,7 @@ def test_a_step_that_needs_a_capability_becomes_the_user_keeping_only_it(monkeyp
 
 def test_a_root_host_user_runs_steps_as_nobody_who_may_write_the_declared_paths(monkeypatch):
     _as_host_user(monkeypatch, 0)
-    command = containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT)
+    command = hardened.docker_run_command("t", ["true"], repo_root=REPO_ROOT)
     assert [p for p in command if p.startswith("--cap-add")] == \
         ["--cap-add=SETGID", "--cap-add=SETUID", "--cap-add=DAC_OVERRIDE"]
     assert command[command.index("t") + 1:command.index("t") + 3] == ["setpriv", "--reuid=65534"]
@@ -339,59 +342,59 @@ def test_what_nobody_wrote_is_given_back_to_a_root_host_user(tmp_path, monkeypat
     (tmp_path / "link").symlink_to("out/a.csv")
     me, group = os.getuid(), os.getgid()
     # this test's files stand for what the step's user wrote, and another user for the host's
-    monkeypatch.setattr(containers, "NOBODY", (me, group))
-    monkeypatch.setattr(containers, "step_user", lambda: (me, group))
-    monkeypatch.setattr(containers.os, "getuid", lambda: me + 1)
+    monkeypatch.setattr(hardened, "NOBODY", (me, group))
+    monkeypatch.setattr(hardened, "step_user", lambda: (me, group))
+    monkeypatch.setattr(os, "getuid", lambda: me + 1)
     given = []
-    monkeypatch.setattr(containers.os, "lchown", lambda path, uid, gid: given.append((path, uid, gid)))
-    containers.give_back([tmp_path])
+    monkeypatch.setattr(os, "lchown", lambda path, uid, gid: given.append((path, uid, gid)))
+    hardened.give_back([tmp_path])
     assert sorted(given) == sorted((str(path), me + 1, group) for path in
                                    [tmp_path, tmp_path / "out", tmp_path / "out" / "a.csv", tmp_path / "link"])
     given.clear()
-    monkeypatch.setattr(containers, "NOBODY", (me + 2, group))
-    containers.give_back([tmp_path])
+    monkeypatch.setattr(hardened, "NOBODY", (me + 2, group))
+    hardened.give_back([tmp_path])
     assert given == [], "only what the step's user wrote"
 
 
 @pytest.mark.parametrize("path", ["relative/dir", "/does/not/exist"])
 def test_docker_run_command_refuses_paths_docker_would_create(path):
     with pytest.raises(ContainerError, match="absolute, exist"):
-        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, writable=[path])
+        hardened.docker_run_command("t", ["true"], repo_root=REPO_ROOT, writable=[path])
 
 
 def test_docker_run_command_refuses_all_capabilities():
     with pytest.raises(ContainerError, match="ALL is refused"):
-        containers.docker_run_command("t", ["true"], repo_root=REPO_ROOT, cap_add=["ALL"])
+        hardened.docker_run_command("t", ["true"], repo_root=REPO_ROOT, cap_add=["ALL"])
 
 
 # ---------------------------------------------------------------- clear errors
 
 def test_no_docker_says_what_to_do(monkeypatch):
-    containers._check_docker.cache_clear()
-    monkeypatch.setattr(containers.shutil, "which", lambda name, path=None: None)
+    engine.check_docker.cache_clear()
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
     try:
         with pytest.raises(ContainerError, match="docker is not installed or its daemon is not running: .*"
                                                  "use runtime: native or start Docker"):
-            containers.image_exists("anything")
+            engine.image_exists("anything")
     finally:
-        containers._check_docker.cache_clear()
+        engine.check_docker.cache_clear()
 
 
 def test_no_mmdebstrap_says_what_to_do(monkeypatch, tmp_path):
-    monkeypatch.setattr(containers.shutil, "which", lambda name, path=None: None)
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
     base = {"source": "mmdebstrap", "suite": "bookworm", "mirror": "http://deb.debian.org/debian"}
     with pytest.raises(ContainerError, match=r"mmdebstrap is not installed: run `make setup`"):
-        containers._bootstrap(base, tmp_path / "rootfs.tar", 0)
+        base_image.bootstrap(base, tmp_path / "rootfs.tar", 0)
 
 
 def test_unreachable_mirror_says_what_to_do():
     with pytest.raises(ContainerError, match=r"cannot reach the Debian mirror http://127\.0\.0\.1:9 .*base\.mirror"):
-        containers.check_mirror("http://127.0.0.1:9", "bookworm")
+        mirror.check_mirror("http://127.0.0.1:9", "bookworm")
 
 
 def test_unknown_image_lists_the_known_ones():
     with pytest.raises(ContainerError, match="known: .*pio"):
-        containers.image_dir("nonexistent")
+        catalog.image_dir("nonexistent")
 
 
 # ---------------------------------------------------------------- end to end (Docker)
@@ -405,7 +408,7 @@ needs_docker = pytest.mark.skipif(not _docker_works(), reason="`docker info` fai
 
 
 def _in_image(tag: str, *command: str) -> str:
-    run = containers.docker_run_command(tag, list(command), repo_root=REPO_ROOT)
+    run = hardened.docker_run_command(tag, list(command), repo_root=REPO_ROOT)
     result = subprocess.run(run, capture_output=True, text=True)
     assert result.returncode == 0, f"{' '.join(run)}:\n{result.stdout}{result.stderr}"
     return result.stdout + result.stderr
@@ -413,7 +416,7 @@ def _in_image(tag: str, *command: str) -> str:
 
 def _timed_build(name: str) -> str:
     started = time.monotonic()
-    tag = containers.ensure_image(name)
+    tag = build.ensure_image(name)
     print(f"\n{name}: {tag} ready in {time.monotonic() - started:.0f} s")
     return tag
 
@@ -428,22 +431,22 @@ def test_the_parent_image_built_again_from_nothing_has_the_same_id(tmp_path, mon
     other tags, from a cache holding only the fetched, hash-checked inputs, in a private folder:
     a build once depended on whether apt's sandbox user could read it), it has the first build's
     image ID."""
-    first = containers.image_id(_timed_build("python"))
+    first = engine.image_id(_timed_build("python"))
     tmp_path.chmod(0o700)
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    private = tmp_path / "cache"
+    private.mkdir()
     for inputs in ("debs", "wheels", "tools"):  # the .debs, wheels and the pip that fetched them
         # Absent when the first build found its image already there (an engine that kept it): the
         # build again fetches them into the project's cache, as the first build would have.
-        (containers.CACHE / inputs).mkdir(parents=True, exist_ok=True)
-        (cache / inputs).symlink_to(containers.CACHE / inputs)
-    monkeypatch.setattr(containers, "CACHE", cache)
-    monkeypatch.setattr(containers, "REPOSITORY", "ssd-artifact-again")
+        (cache.CACHE / inputs).mkdir(parents=True, exist_ok=True)
+        (private / inputs).symlink_to(cache.CACHE / inputs)
+    monkeypatch.setattr(cache, "CACHE", private)
+    monkeypatch.setattr(catalog, "REPOSITORY", "ssd-artifact-again")
     again = _timed_build("python")
     try:
-        assert again.startswith("ssd-artifact-again/python:") and containers.image_id(again) == first
+        assert again.startswith("ssd-artifact-again/python:") and engine.image_id(again) == first
     finally:  # untags the images (the same, if the test passed), and removes them if they differ
-        subprocess.run(["docker", "rmi", again, containers.base_tag()], capture_output=True)
+        subprocess.run(["docker", "rmi", again, base_image.base_tag()], capture_output=True)
 
 
 @pytest.mark.e2e
@@ -455,7 +458,7 @@ def test_pio_image_runs_fio_and_the_project_as_the_step_user_offline():
     out = _in_image(tag, "python", "-c", "import os, ssdartifact, pio, snakemake; print(os.getuid(), "
                     "ssdartifact.__file__)")
     uid, path = out.split()
-    assert int(uid) == containers.step_user()[0] != 0
+    assert int(uid) == hardened.step_user()[0] != 0
     assert path.startswith(str(REPO_ROOT))  # the mounted repository's code
     assert "unreachable" in _in_image(tag, "python", "-c", "import socket\ntry:\n socket.create_connection("
                                       "('deb.debian.org', 80), 3)\nexcept OSError:\n print('unreachable')")
@@ -475,15 +478,15 @@ def test_report_image_has_r_ggplot2_and_latexmk():
 @pytest.mark.docker
 @needs_docker
 def test_images_are_not_rebuilt_when_nothing_changed():
-    containers.ensure_image("pio")
+    build.ensure_image("pio")
     started = time.monotonic()
-    containers.ensure_image("pio")
+    build.ensure_image("pio")
     assert time.monotonic() - started < 10
 
 
 def test_the_lab_image_finds_the_artifact_where_the_handouts_mount_it():
     lab = config.load("containers.yaml")["images"]["lab"]
-    assert lab["env"]["PYTHONPATH"] == containers.project_pythonpath(Path("/artifact"))
+    assert lab["env"]["PYTHONPATH"] == hardened.project_pythonpath(Path("/artifact"))
     assert lab["workdir"] == "/artifact"
 
 

@@ -83,13 +83,14 @@ ROOMY = {"host": {}, "capacity_iops": 1e6, "round_trip_us": 10.0}
 @pytest.fixture(autouse=True)
 def roomy_machine(monkeypatch):
     from emussd.capacity import Calibration
-    monkeypatch.setattr(emulated, "capacity_calibration", lambda binary, progress=None: Calibration(**ROOMY))
+    monkeypatch.setattr(emulated, "capacity_calibration",
+                        lambda binary, progress=None, retake="never": Calibration(**ROOMY))
 
 
 def calibrated(monkeypatch, capacity_iops, round_trip_us):
     from emussd.capacity import Calibration
     monkeypatch.setattr(emulated, "capacity_calibration",
-                        lambda binary, progress=None: Calibration({}, capacity_iops, round_trip_us))
+                        lambda binary, progress=None, retake="never": Calibration({}, capacity_iops, round_trip_us))
 
 
 def test_a_device_beyond_the_machine_gets_the_dilation_that_fits_it(monkeypatch):
@@ -196,7 +197,7 @@ def test_an_emulated_device_is_unmounted_when_the_workflow_is_killed(emussd_bina
     script = (f"from pathlib import Path; from emussd import device; import time\n"
               f"from emussd.capacity import Calibration\n"
               f"from steps.runtime import open_device\n"
-              f"device.capacity_calibration = lambda binary, progress=None: Calibration(**{ROOMY!r})\n"
+              f"device.capacity_calibration = lambda binary, progress=None, retake='never': Calibration(**{ROOMY!r})\n"
               f"with open_device('emu-optane', 1 << 20, emussd_binary=Path({str(emussd_binary)!r})) as d:\n"
               f"    print('mounted', flush=True); time.sleep(60)\n")
     experiment = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)

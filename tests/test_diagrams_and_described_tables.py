@@ -12,7 +12,7 @@ import pytest
 from ssdartifact import REPO_ROOT, checksums, config, paper
 from steps import report, runtime
 
-INVENTORY = config.load("inventory.yaml")
+INVENTORY = config.load("inventory")
 
 
 def test_a_diagram_is_a_figure_typeset_beside_the_r_ones():
@@ -27,7 +27,7 @@ def test_a_diagram_is_a_figure_typeset_beside_the_r_ones():
 def test_every_diagram_source_is_in_the_inventory():
     scripts = {i["reproduced"]["script"] for i in paper.reproduced_items(INVENTORY)}
     for source in (REPO_ROOT / "figures/diagrams").glob("fig_*.*"):
-        assert f"figures/diagrams/{source.name}" in scripts, f"{source.name} is not in configs/inventory.yaml"
+        assert f"figures/diagrams/{source.name}" in scripts, f"{source.name} is not in configs/inventory/"
 
 
 def test_a_tikz_picture_typesets_to_the_same_bytes_twice(tmp_path):

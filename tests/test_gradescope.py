@@ -276,9 +276,9 @@ def _check_format(result: dict, lab: int) -> None:
 @pytest.mark.skipif(not _docker_works(), reason="`docker info` failed: no Docker engine to run the autograder in")
 @pytest.mark.parametrize("lab", [4, _device_lab(1), _device_lab(2), _device_lab(3)])
 def test_the_autograder_grades_in_a_container_as_gradescope_runs_it(tmp_path, key_file, lab):
-    from ssdartifact import containers
+    from ssdartifact.containers.build import ensure_image
 
-    tag = containers.ensure_image("lab")  # Debian 12 with all that setup.sh installs: it must install nothing
+    tag = ensure_image("lab")  # Debian 12 with all that setup.sh installs: it must install nothing
     folder = labkit_grade.lab_dir(lab)
     inputs, out = tmp_path / "in", tmp_path / "out"
     out.mkdir()

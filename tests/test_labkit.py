@@ -4,6 +4,7 @@ sandbox that no submission can hang, crash, exhaust or write outside of."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -143,9 +144,9 @@ def test_no_process_can_be_started_and_nothing_outlives_the_call(workspace):
         import os, subprocess
         def run(services):
             tried = []
-            for start in (lambda: subprocess.Popen(["sleep", "30"]), os.fork,
-                          lambda: os.posix_spawn("/bin/sleep", ["sleep", "30"], {}),
-                          lambda: os.execv("/bin/sleep", ["sleep", "30"])):
+            for start in (lambda: subprocess.Popen(["sleep", "29.0417"]), os.fork,
+                          lambda: os.posix_spawn("/bin/sleep", ["sleep", "29.0417"], {}),
+                          lambda: os.execv("/bin/sleep", ["sleep", "29.0417"])):
                 try:
                     start()
                     tried.append("started")
@@ -154,7 +155,8 @@ def test_no_process_can_be_started_and_nothing_outlives_the_call(workspace):
             return tried
     """)
     assert outcome.value == [1, 1, 1, 1], outcome  # EPERM, each
-    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).startswith("sleep\0" + "30")]
+    # (an argument no other process on a shared machine would use)
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).startswith("sleep\0" + "29.0417")]
 
 
 def _cmdline(process: Path) -> str:
@@ -383,6 +385,57 @@ def test_a_submission_that_breaks_the_protocol_is_stopped(workspace):
     assert outcome.error.startswith("the submission broke the grader's protocol"), outcome
 
 
+def test_a_nesting_too_deep_for_the_parser_is_a_broken_protocol_not_the_graders_error(workspace):
+    outcome = call(workspace, """
+        import os, sys
+        def run(services):
+            os.write(int(sys.argv[-1]), b"[" * 200000 + b"\\n")
+            import time
+            time.sleep(5)
+    """)
+    assert outcome.error.startswith("the submission broke the grader's protocol"), outcome
+
+
+def test_no_file_mode_owner_time_or_attribute_can_be_changed(workspace):
+    # Landlock has no right for these: a grader that is not root would let its user's files be made
+    # readable to all. The call's own folder is the submission's, so only the filter can refuse.
+    outcome = call(workspace, """
+        import os
+        def run(services):
+            open("mine", "w").close()
+            tried = []
+            for change in (lambda: os.chmod("mine", 0o777), lambda: os.chmod(".", 0o777),
+                           lambda: os.chown("mine", os.getuid(), os.getgid()), lambda: os.utime("mine", (0, 0)),
+                           lambda: os.setxattr("mine", "user.x", b"1"), lambda: os.removexattr("mine", "user.x")):
+                try:
+                    change()
+                    tried.append("changed")
+                except OSError as error:
+                    tried.append(error.errno)
+            with open("mine") as handle:
+                try:
+                    os.fchmod(handle.fileno(), 0o777)
+                    tried.append("changed")
+                except OSError as error:
+                    tried.append(error.errno)
+            return tried
+    """)
+    assert outcome.value == [1] * 7, outcome  # EPERM, each
+
+
+def test_the_filters_system_call_numbers_are_the_kernels(tmp_path):
+    header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+    if not header.exists():
+        pytest.skip("no x86_64 kernel headers (linux-libc-dev)")
+    from labkit import seccomp
+
+    defined = dict(re.findall(r"#define __NR_(\w+) (\d+)", header.read_text()))
+    assert {name: number for name, number in seccomp.NR.items() if name in defined} == \
+        {name: int(defined[name]) for name in seccomp.NR if name in defined}
+    # the newest calls, which older headers lack, are known
+    assert set(seccomp.NR) - set(defined) <= {"fchmodat2"}, set(seccomp.NR) - set(defined)
+
+
 def test_the_students_tarball_has_the_starter_and_grader_but_no_solution_test_or_key(tmp_path, monkeypatch):
     from labkit import dist
 
@@ -473,6 +526,7 @@ PROBE = r"""
 #include <cstdlib>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 // What a submission's static constructor (before main, after the harness) may still do.
@@ -491,6 +545,7 @@ struct Probe {
     int joined = 0;
     std::thread([&] { joined = 1; }).join();
     std::printf("thread %d\n", joined);
+    std::printf("chmod %d\n", refused(chmod(".", 0777)));
   }
 } probe;
 }  // namespace
@@ -511,7 +566,8 @@ def test_the_native_harness_forbids_processes_exec_and_code_before_the_submissio
     sandbox.share(binary, root)
     outcome = sandbox.run([str(binary)], work=work, limits=FAST, readable=(binary,))
     assert outcome.ok and outcome.value == 0, outcome
-    assert outcome.output.split("\n")[:5] == ["exec 1", "fork 1", "exec memory 1", "socket 13", "thread 1"], outcome
+    assert outcome.output.split("\n")[:6] == ["exec 1", "fork 1", "exec memory 1", "socket 13", "thread 1",
+                                              "chmod 1"], outcome
 
 
 @pytest.mark.parametrize("line, refused", [
@@ -532,7 +588,8 @@ def test_a_submission_source_is_refused_for_what_the_sanitizer_cannot_see(line, 
 
 
 @pytest.mark.parametrize("symbols, refused", [
-    ("__tsan_func_entry U\n__tsan_read4 U\n__tsan_atomic32_compare_exchange_val U\nmain T 0 0\n", ""),
+    ("__tsan_func_entry U\n__tsan_read4 U\n__tsan_atomic32_compare_exchange_val U\n_Z4walkv T 0 0\n", ""),
+    ("__tsan_init w\n", "calls __tsan_init"),  # a weak reference: asking whether the sanitizer is there
     ("__tsan_default_options T 0 10\n", "defines __tsan_default_options"),
     ("__tsan_acquire U\n", "calls __tsan_acquire"),
     ("AnnotateBenignRaceSized U\n", "calls AnnotateBenignRaceSized"),
@@ -550,9 +607,40 @@ def test_a_submission_source_is_refused_for_what_the_sanitizer_cannot_see(line, 
 def test_a_submission_object_is_refused_for_what_it_defines_or_calls(symbols, refused):
     from labkit import plugin
 
-    problem = plugin.refused_object(symbols, "  [ 1] .text PROGBITS\n")
+    problem = plugin.refused_object(symbols, "  [ 1] .text PROGBITS\n", sanitized=True)
     assert refused in problem if refused else problem == ""
     assert "preinit_array" in plugin.refused_object("", "  [ 5] .preinit_array PREINIT_ARRAY\n")
+
+
+def test_an_object_built_without_the_sanitizer_may_not_name_it_at_all():
+    """The instrumentation's calls are the compiler's only in the ThreadSanitizer build; in the plain
+    build they can only be the submission's own, asking whether the sanitizer is there."""
+    from labkit import plugin
+
+    assert plugin.refused_object("__tsan_func_entry U\n", "", sanitized=True) == ""
+    assert "calls __tsan_func_entry" in plugin.refused_object("__tsan_func_entry U\n", "")
+
+
+@pytest.mark.parametrize("plain, sanitized, refused", [
+    ("int x = 1;\n", "int x = 1;\n", False),
+    ("int fast = 1;\n", "int fast = 0;\n", True),  # #ifdef __SANITIZE_THREAD__, or a pasted name
+    ("int x = 1;\n", "int x = 1;\nint y = 2;\n", True),
+])
+def test_a_submission_that_compiles_differently_with_the_sanitizer_is_refused(plain, sanitized, refused):
+    from labkit import plugin
+
+    def preprocessed(own: str) -> str:
+        return f'# 1 "/x/traversal.cc"\n{own}# 1 "/usr/include/stdio.h"\nint header;\n'
+    problem = plugin.refused_difference(preprocessed(plain), preprocessed(sanitized), Path("traversal.cc"))
+    assert ("compiles differently with ThreadSanitizer" in problem) if refused else problem == ""
+
+
+@pytest.mark.parametrize("symbol", ["getenv", "secure_getenv", "environ", "program_invocation_name", "__progname"])
+def test_a_traversal_may_not_look_at_how_it_was_started(symbol):
+    from labkit import plugin
+
+    assert plugin.refused_object(f"{symbol} U\n", "", files=True) == ""
+    assert "may not look at how it was started" in plugin.refused_object(f"{symbol} U\n", "", files=False)
 
 
 @pytest.mark.parametrize("symbol", ["open", "pread64", "fopen", "opendir", "__pread_chk",
@@ -563,3 +651,145 @@ def test_a_traversal_may_not_use_files_of_its_own(symbol):
 
     assert plugin.refused_object(f"{symbol} U\n", "", files=True) == ""
     assert "may not open or read files itself" in plugin.refused_object(f"{symbol} U\n", "", files=False)
+
+
+@pytest.mark.parametrize("preprocessed, written", [
+    ('# 1 "/x/traversal.cc"\n# 1 "cave_helpers.h"\n__attribute__((no_sanitize("thread"))) void f();\n', ""),
+    ('# 1 "/x/traversal.cc"\n# 7 "/usr/include/stdio.h" 3\nvoid f();\n', ""),  # renamed as a system header
+    ("", '#line 1 "cave_helpers.h"\n'),
+    ("", '#include <vector>\n# 1 "/usr/include/stdio.h" 1 3\n'),  # GCC's form: its output is a real #include's
+    ("", "  %: line 4\n"),
+    ("", "#/* hidden */line 4\n"),
+    ("", "#\\\nline 4\n"),
+    ("", "int x; /* a comment\n that ends */ # 12 \"x.h\"\n"),
+])
+def test_a_submission_may_not_rename_its_own_lines(preprocessed, written):
+    from labkit import plugin
+
+    problem = plugin.refused_line_directives(preprocessed, Path("/x/traversal.cc"), written)
+    assert problem.startswith("traversal.cc: #line directives are not allowed in a submission"), problem
+
+
+def test_the_compilers_own_line_markers_are_not_line_directives():
+    from labkit import plugin
+
+    preprocessed = ('# 0 "/x/traversal.cc"\n# 0 "/work//"\n# 0 "<built-in>"\n# 0 "<command-line>"\n'
+                    '# 1 "/usr/include/stdc-predef.h" 1 3 4\n# 0 "<command-line>" 2\n# 1 "/x/traversal.cc"\n'
+                    '# 1 "/usr/include/c++/12/vector" 1 3\n# 58 "/usr/include/c++/12/vector" 3\nint v;\n'
+                    '# 3 "/x/traversal.cc" 2\n# 1 "/sys/src/algorithms.h" 1\n# 9 "/sys/src/algorithms.h"\n'
+                    'int a;\n# 4 "/x/traversal.cc" 2\n# 9 "/x/traversal.cc"\nint x;\n')
+    written = '#include <vector>\n#include "algorithms.h"\n#if 1\n  #  define N 1 /* # 1 "x" */\n#endif\n'
+    assert plugin.refused_line_directives(preprocessed, Path("/x/traversal.cc"), written) == ""
+    # Every line but the system's and the common headers' is the submission's, whatever its file's name.
+    lines = plugin.own_lines(preprocessed + '# 1 "made-up.h" 1\nint hidden;\n', Path("/x/traversal.cc"),
+                             (Path("/sys/src"),))
+    assert [line for _, line in lines] == ["int x;", "int hidden;"]
+
+
+@pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="the kernel has no Landlock: the compiler reads any file")
+def test_the_compiler_reads_the_submissions_file_alone(workspace):
+    """A header beside traversal.cc would be lines of the submission's that the checks take for a header."""
+    from labkit import config as lab_config
+    from labkit import plugin
+
+    root, work = workspace
+    original, system = root / "original", root / "system"
+    original.mkdir()
+    system.mkdir()
+    (system / "engine.h").write_text("inline int engine() { return 1; }\n")
+    sandbox.share(system, root)
+    (original / "helpers.h").write_text("#ifdef __SANITIZE_THREAD__\n#endif\n")
+    (original / "traversal.cc").write_text('#include "engine.h"\n#include "helpers.h"\nint f() { return engine(); }\n')
+    source = lab_config.copy_submission(original, root) / "traversal.cc"
+    binary, message = plugin.build(source, system, system / "libnone.a", work, FAST, main=system / "main.cc")
+    assert binary is None and "a submission is traversal.cc alone" in message and "helpers.h: Permission denied" in \
+        message, message
+    source.write_text('#include "engine.h"\n#line 1 "engine.h"\nint f() { return engine(); }\n')
+    binary, message = plugin.build(source, system, system / "libnone.a", work, FAST, main=system / "main.cc")
+    assert binary is None and message.startswith("traversal.cc: #line directives are not allowed"), message
+
+
+@pytest.mark.parametrize("symbol, refused", [
+    ("wmemset U", "calls wmemset, which ThreadSanitizer does not see"),
+    ("wmemchr U", "calls wmemchr, which ThreadSanitizer does not see"),
+    ("strcpy U", "calls strcpy, which ThreadSanitizer does not see"),
+    ("__memcpy_chk U", "calls __memcpy_chk, which ThreadSanitizer does not see"),
+    ("memcpy U", ""), ("memset U", ""), ("malloc U", ""), ("pthread_mutex_lock U", ""), ("pthread_create U", ""),
+    ("sqrt U", ""), ("log2f U", ""), ("__cxa_guard_acquire U", ""), ("printf U", ""), ("stdout U", ""),
+    ("__popcountdi2 U", ""), ("__tsan_write4 U", ""),
+    ("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE U", ""),  # C++: as before
+])
+def test_a_sanitized_object_may_call_only_the_c_functions_the_sanitizer_sees(symbol, refused):
+    from labkit import plugin
+
+    problem = plugin.refused_object(symbol + "\n", "", files=False, sanitized=True)
+    assert refused in problem if refused else problem == "", problem
+    assert plugin.refused_object(symbol + "\n", "", files=True) == "" or symbol.startswith("__tsan")  # plain builds
+
+
+@pytest.mark.parametrize("symbol, refused", [
+    ("clock_nanosleep T 0 10", True), ("nanosleep W 0 10", True), ("environ B 0 8", True), ("optind D 0 4", True),
+    ("__libc_single_threaded D 0 1", True), ("_hidden B 0 4", True), ("_Znwm T 0 10", True),
+    ("_ZdlPv W 0 10", True),
+    ("_ZdaPvm T 0 10", True), ("_ZnwmSt11align_val_t T 0 10", True),
+    ("_ZNSt6chrono3_V212steady_clock3nowEv T 0 10", True),
+    ("_ZNSt11this_thread11__sleep_forENSt6chrono8durationIlSt5ratioILl1ELl1EEEENS1_IlS2_ILl1ELl1000000000EEEE T 0 1",
+     True),
+    ("_ZNK9__gnu_cxx24__concurrence_lock_error4whatEv T 0 1", True), ("_ZSt4cout B 0 8", True),
+    ("_ZNSolsEi T 0 1", True), ("_ZTVSt9exception D 0 8", True),
+    ("clock_nanosleep t 0 10", False), ("counter b 0 4", False),  # its own: local
+    ("counter B 0 4", False), ("table R 0 4", False), ("next_vertex D 0 4", False),  # its own C names
+    ("DW.ref.__gxx_personality_v0 V 0 8", False), ("_Z4walkv T 0 10", False),
+    ("_ZN12_GLOBAL__N_15levelE b 0 4", False), ("_ZTIN6acesim6PolicyE V 0 8", False),
+    ("_ZNSt6vectorIiSaIiEE17_M_default_appendEm W 0 10", False),  # the weak copies of what its headers instantiate
+    ("_ZNSt14_Function_baseD1Ev W 0 10", False), ("clock_nanosleep U", False),
+])
+def test_a_submission_may_define_only_names_of_its_own(symbol, refused):
+    from labkit import plugin
+
+    for sanitized in (False, True):
+        problem = plugin.refused_object(symbol + "\n", "", sanitized=sanitized)
+        name = symbol.split()[0]
+        if refused:
+            assert problem.startswith(f"your code defines {name}, a name of the system's libraries"), problem
+        else:
+            assert "defines" not in problem, problem
+
+
+def test_a_submission_may_not_define_a_name_the_engine_defines(tmp_path):
+    # Linked first, a definition of the engine's own function would replace it (weak or not): a
+    # device's read, a counter. Its inline functions' weak copies come from the same headers.
+    import subprocess
+
+    from labkit import plugin
+
+    (tmp_path / "engine.cc").write_text("namespace eng { int read_block(int b) { return b; } int reads = 0;\n"
+                                        "inline int degree(int v) { return v; }\n"
+                                        "int use(int v) { return degree(v); } }\n")
+    subprocess.run(["g++", "-c", str(tmp_path / "engine.cc"), "-o", str(tmp_path / "engine.o")], check=True)
+    subprocess.run(["ar", "rcs", str(tmp_path / "libengine.a"), str(tmp_path / "engine.o")], check=True)
+    engine = plugin.engine_names(tmp_path / "libengine.a")
+    assert {"_ZN3eng10read_blockEi", "_ZN3eng5readsE"} <= engine and "_ZN3eng6degreeEi" not in engine
+    for symbol in ("_ZN3eng10read_blockEi T 0 4", "_ZN3eng10read_blockEi W 0 4", "_ZN3eng5readsE B 0 4"):
+        assert plugin.refused_engine_names(symbol + "\n", engine).startswith(
+            f"your code defines {symbol.split()[0]}, which the engine defines"), symbol
+    for symbol in ("_ZN3eng6degreeEi W 0 4", "_ZN3eng10read_blockEi U", "_ZN12_GLOBAL__N_14walkEv t 0 4"):
+        assert plugin.refused_engine_names(symbol + "\n", engine) == "", symbol
+
+
+def test_resident_memory_beyond_the_limit_ends_the_call(workspace):
+    """ThreadSanitizer's runs have no address-space limit (it maps terabytes it never touches): their
+    resident memory is watched instead."""
+    from labkit import config as lab_config
+
+    limits = lab_config.limits({"limits": {"tsan": {"wall_s": 30, "cpu_s": 30, "memory_mb": 0, "rss_mb": 200}}})
+    assert limits["tsan"] == sandbox.Limits(30, 30, 0, rss_bytes=200 << 20)
+    outcome = call(workspace, """
+        import time
+        def run(services):
+            kept = b"x" * (600 << 20)
+            time.sleep(20)
+            return len(kept)
+    """, limits=limits["tsan"])
+    assert outcome.error == "the submission used more than 200 MiB of memory (the limit)", outcome
+    assert outcome.seconds < 15

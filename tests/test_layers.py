@@ -14,7 +14,7 @@ from pathlib import Path
 from ssdartifact import REPO_ROOT
 
 SYSTEMS = ("pio", "emussd", "ace", "cave", "restore")
-PACKAGES = {"ssdartifact": REPO_ROOT / "workflow" / "ssdartifact", "steps": REPO_ROOT / "workflow" / "steps",
+PACKAGES = {"ssdartifact": REPO_ROOT / "core" / "ssdartifact", "steps": REPO_ROOT / "workflow" / "steps",
             **{name: REPO_ROOT / "systems" / name / name for name in SYSTEMS}}
 ALLOWED = {"ssdartifact": {"ssdartifact"}, "steps": {"steps", "ssdartifact", *SYSTEMS},
            **{name: {name, "ssdartifact"} for name in SYSTEMS}}

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ssdartifact import config, devices
+from ssdartifact import config, devices, preflight
 
 CAN_MAKE_LOOPS = os.geteuid() == 0 and os.path.exists("/dev/loop-control") and shutil.which("losetup")
 needs_loops = pytest.mark.skipif(not CAN_MAKE_LOOPS, reason="loop devices need root and /dev/loop-control")
@@ -94,9 +94,9 @@ def test_an_experiment_larger_than_max_bytes_is_refused_before_anything_is_made(
 
 def test_a_profile_using_a_loop_device_without_root_is_refused_before_anything_runs(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    problems = config.block_device_problems([declared(file_system="ext4")], ["loop-test"])
+    problems = preflight.block_device_problems([declared(file_system="ext4")], ["loop-test"])
     assert len(problems) == 1 and "loop device 'loop-test'" in problems[0] and "needs root" in problems[0]
-    assert config.block_device_problems([declared()], []) == []  # a device the profile does not use
+    assert preflight.block_device_problems([declared()], []) == []  # a device the profile does not use
 
 
 def test_a_raw_vs_fs_device_needs_its_twin_in_the_profile():

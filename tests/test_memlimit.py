@@ -77,14 +77,16 @@ def test_in_a_container_a_step_that_may_mount_holds_a_process_to_its_limit():
     """A step in docker mode sees the memory hierarchy read-only: with CAP_SYS_ADMIN (the steps that
     mount an emulated SSD have it) it mounts a view of its own and the limit holds; without, it says
     what is missing."""
-    from ssdartifact import REPO_ROOT, containers
+    from ssdartifact import REPO_ROOT
+    from ssdartifact.containers.build import ensure_image
+    from ssdartifact.containers.hardened import docker_run_command
 
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         pytest.skip("`docker info` failed: no Docker engine")
-    tag = containers.ensure_image("pio")
+    tag = ensure_image("pio")
     outputs = []
     for capabilities in (["SYS_ADMIN"], []):
-        run = containers.docker_run_command(tag, ["python", "-c", PROBE], repo_root=REPO_ROOT, cap_add=capabilities)
+        run = docker_run_command(tag, ["python", "-c", PROBE], repo_root=REPO_ROOT, cap_add=capabilities)
         outputs.append(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
     returncode, kills, enforcement = outputs[0].split(" ", 2)
     assert (returncode, int(kills) >= 1) == ("-9", True), outputs[0]

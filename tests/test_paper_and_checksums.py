@@ -13,7 +13,7 @@ def test_latex_escape():
 
 
 def test_every_inventory_caption_can_be_typeset():
-    inventory = config.load("inventory.yaml")
+    inventory = config.load("inventory")
     for item in inventory["figures"] + inventory["tables"]:
         latex.escape(item["caption"] + item.get("panels", ""))
 

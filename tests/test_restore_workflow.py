@@ -64,7 +64,7 @@ def test_shipped_profiles_plan_their_csvs():
     quick = plan.outputs(config.load_profile("quick")["restore"])
     assert "results/restore/fig_6_8.csv" in quick["deterministic"]
     assert quick["measured"] == ["results/restore/table_6_6.csv", "results/restore/crosscheck.csv",
-                                 "results/restore/crosscheck_pairs.csv"]
+                                 "results/restore/crosscheck_pairs.csv", *plan.ORIGINAL_CSVS]
     ci = plan.outputs(config.load_profile("ci")["restore"])
     assert ci["measured"] == []  # the ci profile measures nothing: all its outputs are checksummed
     assert len(ci["deterministic"]) == 10
@@ -106,9 +106,9 @@ def test_a_profile_that_builds_the_server_records_tpcc_unless_a_tpcc_trace_is_co
         plan.recorded_tpcc(experiment, {**quick, "ace_server": False})
 
 
-def _row(policy, data, up, group="g"):
+def _row(policy, data, up, group="g", slower=100):
     return {"workload": group, "t1_pct": 3, "t2_pct": 8, "seed": 1, "policy": policy, "data_access_us": data,
-            "migrations_t2_t1": up, "migrations_t3_t2": 0}
+            "migrations_t2_t1": up, "migrations_t3_t2": 0, "accesses_t2": slower // 2, "accesses_t3": slower // 2}
 
 
 def test_group_columns_rank_and_compare_with_restore_and_static():
@@ -120,6 +120,13 @@ def test_group_columns_rank_and_compare_with_restore_and_static():
     assert by["tlfu"]["restore_speedup"] == 1.25 and by["tlru"]["restore_migration_reduction"] == 8
     assert by["restore"]["normalized_data_access"] == 1.2
     assert by["static"]["restore_migration_reduction"] == 0
+    # what decides (issue 43): each run's promotions per Tier 2-3 access, and the group's headroom, tLFU
+    # against the oracle Static
+    assert by["tlru"]["promotion_rate"] == 0.8 and by["restore"]["promotion_rate"] == 0.1
+    assert all(r["headroom"] == 1.5 for r in rows)
+    alone = [_row("restore", 120.0, 0, slower=0)]
+    results.add_group_columns(alone, results.GROUPS["fig_6_8"])
+    assert alone[0]["promotion_rate"] is None and alone[0]["headroom"] is None  # no Tier 2-3 access, no tLFU
 
 
 def test_crosscheck_pairs_flag_disagreements_beyond_the_tolerance():
@@ -207,7 +214,8 @@ def test_the_sensitivity_grid_is_one_parameter_at_a_time_around_the_chapters_val
     for name in ("quick", "full"):
         shipped = config.load_profile(name)["restore"]
         points = plan.sensitivity_points(config.load("experiments/restore.yaml"), shipped)
-        assert sum(p["is_default"] for p in points) == len({p["parameter"] for p in points}) == 9
+        # rl_p_init: issue 43
+        assert sum(p["is_default"] for p in points) == len({p["parameter"] for p in points}) == 10
 
 
 @pytest.mark.parametrize(("parameters", "values", "expected"), [
@@ -242,7 +250,7 @@ def test_the_chapters_point_gives_the_claims_reports_verdicts_and_a_point_change
     main.parent.mkdir(parents=True)
     restore_steps.simulate_restore_figures(figures=["fig_6_8"], binary=binary, params=params, csvs=[str(main)],
                                            log=str(tmp_path / "log"), jobs=2)
-    checked = restore_steps.sensitivity_claims(config.load("claims.yaml")["claims"], ["fig_6_8"])
+    checked = restore_steps.sensitivity_claims(config.load("claims")["claims"], ["fig_6_8"])
     assert len(checked) == 7 and all(c["id"].startswith("restore-6.") for c in checked)
     report = {row["id"]: row["status"] for row in claims.evaluate_all(checked, root=tmp_path)}
     points = plan.sensitivity_points(experiment, profile)
@@ -257,3 +265,21 @@ def test_the_chapters_point_gives_the_claims_reports_verdicts_and_a_point_change
                                 for r in restore_experiment.fig_6_8(run)}
     changed = {key[0] for key in runs["0.1"] if runs["0.1"][key] != runs["0.0001"][key]}
     assert changed == {"restore"}
+
+
+def test_table_s8_says_per_configuration_who_is_fastest_how_often_restore_promotes_and_the_headroom(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("s8", "figures/scripts/supp_restore_decides.py")
+    s8 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(s8)
+    rows = [_row("static", 100.0, 0), _row("tlfu", 150.0, 4), _row("temp", 160.0, 2), _row("restore", 120.0, 97)]
+    results.add_group_columns(rows, results.GROUPS["fig_6_8"])
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    s8.main(str(path), str(path), str(tmp_path / "s8.tex"))
+    table = (tmp_path / "s8.tex").read_text()
+    # fastest ReStore (rank 1), promoting on 97 % of its Tier 2-3 accesses, tLFU 4 %, TEMP 2 %, Static 1.5 x tLFU
+    assert "g & 3 /\\allowbreak{} 8 & ReStore & 1 & 97 & 4 & 2 & 1.50 \\\\" in table

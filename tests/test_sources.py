@@ -246,7 +246,7 @@ def test_the_claims_report_and_the_document_mark_what_is_not_run_and_how_to_run_
     profile_cave = config.load_profile("quick")["cave"]
     _, not_run = cave.without_baselines(profile_cave, list(cave.unreachable_baselines(profile_cave)), "quick")
     fix = "SSD_SOURCES=<folder with the tarballs> make reproduce"
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(), profile="quick", not_run=not_run)
+    rows = claims.evaluate_all(config.load("claims")["claims"], available=set(), profile="quick", not_run=not_run)
     report = tmp_path / "report"
     report.mkdir()
     claims.write_report(rows, report / "claims.csv", report / "report.md", report / "report.html", not_run=not_run)
@@ -264,7 +264,7 @@ def test_the_claims_report_and_the_document_mark_what_is_not_run_and_how_to_run_
     # the document of a build that made nothing else, typeset with the artifact's own preamble
     (tmp_path / "paper").mkdir()
     shutil.copy(REPO_ROOT / "paper/artifact.tex", tmp_path / "paper/artifact.tex")
-    paper.write_document(config.load("inventory.yaml"), report / "claims.csv", tmp_path / "paper/generated", set(),
+    paper.write_document(config.load("inventory"), report / "claims.csv", tmp_path / "paper/generated", set(),
                          not_run)
     chapter = (tmp_path / "paper/generated/chapter_5.tex").read_text()
     assert r"\notrun{Figure 5.6}" in chapter and r"\notrun{Table 5.2}" in chapter
@@ -277,7 +277,7 @@ def test_the_claims_report_and_the_document_mark_what_is_not_run_and_how_to_run_
                                    text=True, check=True).stdout.split())
     title = text[:text.index("Coverage Item")]
     assert "Not run: pinned sources unreachable (GraphChi, GridGraph, Mosaic, GraphX): Figure 5.1," in title
-    assert f"To run them: {fix} Every other figure" in title
+    assert f"To run them: {fix} Beside each figure" in title
     assert "Figure 5.6 — not run: pinned sources unreachable (GraphChi, GridGraph, Mosaic, GraphX)" in text
     assert f"To run it: {fix}" in text
 

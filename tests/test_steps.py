@@ -1,5 +1,6 @@
 """How rules start tools: reproducible environment, output in the log, clear failures."""
 
+import io
 import json
 import platform
 import socket
@@ -28,15 +29,17 @@ def test_tools_see_the_reproducible_date(tmp_path):
     assert log.read_text().split() == [runtime.REPRODUCIBLE_ENV["SOURCE_DATE_EPOCH"], "1"]
 
 
-def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path):
+def test_with_the_docker_runtime_a_step_runs_in_its_rules_image(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(runtime, "_run_in_container", lambda image, name, kwargs, devices, caps, scratch:
-                        calls.append((image, name, kwargs, devices, caps, scratch)))
+    monkeypatch.setattr(runtime, "_run_in_container", lambda name, kwargs, devices, caps, scratch:
+                        calls.append((runtime.current_job().image, name, kwargs, devices, caps, scratch)))
     monkeypatch.delenv(runtime.IN_CONTAINER, raising=False)
     monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
-    pio.pio_model_curve(curve="fig_3_2", csv=str(tmp_path / "c.csv"), log=str(tmp_path / "l.log"))
-    emussd.emussd_saturation(binary="bin", csv="c.csv", device_stats="s.json", raw="raw",
-                             fio_point={"runtime_ms": 1, "ramp_ms": 0}, log="l.log")
+    with runtime.running(runtime.Job("pio", (), 1, None)):
+        pio.pio_model_curve(curve="fig_3_2", csv=str(tmp_path / "c.csv"), log=str(tmp_path / "l.log"))
+    with runtime.running(runtime.Job("emussd", (), 1, None)):
+        emussd.emussd_saturation(saturation={"device": "emu-x"}, binary="bin", csv="c.csv", device_stats="s.json",
+                                 raw="raw", fio_point={"runtime_ms": 1, "ramp_ms": 0}, log="l.log")
     assert [(c[0], c[1]) for c in calls] == [("pio", "pio_model_curve"), ("emussd", "emussd_saturation")]
     assert calls[0][2]["curve"] == "fig_3_2", "the step's keyword arguments go into the container"
     assert calls[1][3:5] == (("/dev/fuse",), ("SYS_ADMIN",)), "FUSE needs its device and capability, nothing more"
@@ -47,35 +50,36 @@ def test_with_the_docker_runtime_a_step_runs_in_its_image(monkeypatch, tmp_path)
     assert not (tmp_path / "c.csv").exists(), "nothing may run on the host"
 
 
-def _docker_step(monkeypatch, job=None, declares_memory=True):
-    """pio_model_curve in docker mode as its rule's run function calls it; the docker command it runs."""
-    from ssdartifact import containers
+STDIN = []  # what _docker_step's commands were given on standard input
+
+
+def _docker_step(monkeypatch, job=None):
+    """pio_model_curve in docker mode as its rule's run block calls it (in_its_image: running its
+    job); the docker command it runs."""
+    from ssdartifact.containers import build, engine, hardened
 
     commands = []
     monkeypatch.delenv(runtime.IN_CONTAINER, raising=False)
     monkeypatch.setitem(runtime.RUNTIME, "kind", "docker")
-    monkeypatch.setattr(containers, "ensure_image", lambda name: f"ssd-artifact/{name}:0")
-    monkeypatch.setattr(containers, "image_id", lambda tag: "sha256:1")
-    monkeypatch.setattr(containers, "give_back", lambda paths: commands.append(("given back", paths)))
+    monkeypatch.setattr(build, "ensure_image", lambda name: f"ssd-artifact/{name}:0")
+    monkeypatch.setattr(engine, "image_id", lambda tag: "sha256:1")
+    monkeypatch.setattr(hardened, "give_back", lambda paths: commands.append(("given back", paths)))
     monkeypatch.setattr(runtime.subprocess, "run", lambda command, **kwargs: commands.append(command)
-                        or subprocess.CompletedProcess(command, 0, "", ""))
+                        or STDIN.append(kwargs.get("input")) or subprocess.CompletedProcess(command, 0, "", ""))
     call = lambda: pio.pio_model_curve(curve="fig_3_1", csv="results/pio_model/fig_3_1.csv",  # noqa: E731
                                        log="results/logs/pio_model_curve/fig_3_1.log")
     if job is None:
         call()
     else:
-        def run(input, output, params, wildcards, threads, resources, log, *rest):
+        with runtime.running(job):
             call()
-        runtime.with_job(run, declares_memory)([], *job)
+    assert getattr(runtime._JOB, "current", None) is None, "the job ends with its run block"
     return commands
 
 
-def test_a_step_in_docker_mode_gets_its_jobs_outputs_threads_and_memory(monkeypatch, tmp_path):
-    class Resources:
-        mem_mb = 1500
-
-    outputs, logs = [tmp_path / "out/fig_3_1.csv", tmp_path / "out/fig_3_1.csv.json"], [tmp_path / "logs/fig_3_1.log"]
-    command, given = _docker_step(monkeypatch, (outputs, {}, {}, 3, Resources(), logs))
+def test_a_step_in_docker_mode_gets_its_jobs_image_outputs_threads_and_memory(monkeypatch, tmp_path):
+    paths = [tmp_path / "out/fig_3_1.csv", tmp_path / "out/fig_3_1.csv.json", tmp_path / "logs/fig_3_1.log"]
+    command, given = _docker_step(monkeypatch, runtime.Job("pio", tuple(map(str, paths)), 3, 1500))
     mounts = [command[i + 1] for i, part in enumerate(command) if part == "--mount"]
     writable = [tmp_path / "logs", tmp_path / "out"]  # the outputs' folders, made by the host user
     assert mounts == [f"type=bind,source={REPO_ROOT},target={REPO_ROOT},readonly",
@@ -85,11 +89,14 @@ def test_a_step_in_docker_mode_gets_its_jobs_outputs_threads_and_memory(monkeypa
     env = [command[i + 1] for i, part in enumerate(command) if part == "-e"]
     assert f"{provenance.HOST_ENV}={socket.gethostname()}" in env
     assert f"{runtime.IN_CONTAINER}=ssd-artifact/pio:0@sha256:1" in env
-    assert command[command.index("ssd-artifact/pio:0") + 1:][-4:-1] == ["steps", "run", "pio_model_curve"]
+    assert command[command.index("ssd-artifact/pio:0") + 1:][-3:] == ["steps", "run", "pio_model_curve"]
+    # its keyword arguments on standard input: an argument holds at most 128 KiB, the claims are half that
+    assert "--interactive" in command and json.loads(STDIN[-1])["curve"] == "fig_3_1"
 
-    # a rule that declares none: Snakemake's guess from the inputs' size is no declaration
-    command, _ = _docker_step(monkeypatch, (outputs, {}, {}, 1, Resources(), logs), declares_memory=False)
+    # a rule that declares none (common.smk, declares_memory: Snakemake's guess is no declaration)
+    command, _ = _docker_step(monkeypatch, runtime.Job("report", tuple(map(str, paths)), 1, None))
     assert command[command.index("--memory") + 1] == f"{runtime.DEFAULT_MEMORY_MB}m"
+    assert "ssd-artifact/report:0" in command, "the image is the rule's (its job's), not the step's"
 
 
 def test_a_step_in_docker_mode_outside_a_workflow_job_is_refused(monkeypatch):
@@ -103,7 +110,8 @@ def test_inside_the_container_the_step_runs_itself(monkeypatch, tmp_path):
     monkeypatch.setenv(provenance.HOST_ENV, "the-machine")
     csv = tmp_path / "c.csv"
     call = '{"curve": "fig_3_1", "csv": "%s", "log": "%s"}' % (csv, tmp_path / "l.log")
-    assert main(["run", "pio_model_curve", call]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO(call))  # as docker --interactive passes it
+    assert main(["run", "pio_model_curve"]) == 0
     recorded = json.loads((tmp_path / "c.csv.json").read_text())
     assert recorded["runtime"] == {"kind": "docker", "image": "ssd-artifact/pio:0123", "image_id": "sha256:abc",
                                    "container_id": provenance.container_id()}
@@ -154,9 +162,10 @@ def test_raw_devices_are_paired_with_their_file_system_twins(tmp_path):
     assert all(r["sweep"] == "threads" for r in paired)
 
 
-def test_an_unknown_step_is_refused_by_name():
+def test_an_unknown_step_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("{}"))
     with pytest.raises(runtime.StepFailed, match="no step named 'nope'; steps: .*build_cave"):
-        main(["run", "nope", "{}"])
+        main(["run", "nope"])
 
 
 def test_a_step_takes_keyword_arguments_only(tmp_path):

@@ -48,11 +48,11 @@ p <- ggplot(d) +
   guides(fill = guide_legend(nrow = 1)) +
   labs(x = NULL, y = "Runtime (s): data access time",
        subtitle = "diamonds: LRFU with the thesis's speedup of ReStore over it (Tier 1 3 % / Tier 2 8 %)",
-       caption = paste(strwrap(paste0("Largest runtime of each baseline / ReStore's over the grid: ", factors), 160),
+       caption = paste(strwrap(paste0("Largest runtime of each baseline / ReStore's over the grid: ", factors), 140),
                        collapse = "\n")) +
   theme_thesis() +
   theme(plot.caption = element_text(hjust = 0, size = 6.5))
 if (nrow(marks) > 0) {
   p <- p + geom_point(data = marks, aes(x, thesis_s), shape = 18, size = 1.8, colour = "black")
 }
-save_figure(p, io$output, width = 7.5, height = 1.6 + 1.5 * length(unique(d$t1_pct)), title = "Thesis Figure 6.10")
+save_figure(p, io$output, width = 6.5, height = 1.6 + 1.6 * length(unique(d$t1_pct)), title = "Thesis Figure 6.10")

@@ -52,4 +52,4 @@ p <- ggplot(d) +
 if (nrow(marks) > 0 && "thesis_s" %in% names(marks)) {
   p <- p + geom_point(data = marks, aes(x, thesis_s), shape = 18, size = 1.8, colour = "black")
 }
-save_figure(p, io$output, width = 7.5, height = 1.4 + 1.5 * length(unique(d$t1_pct)), title = "Thesis Figure 6.8")
+save_figure(p, io$output, width = 6.5, height = 1.6 + 1.6 * length(unique(d$t1_pct)), title = "Thesis Figure 6.8")

@@ -42,7 +42,7 @@ p <- ggplot(d) +
   labs(x = NULL, y = "Page migrations (thousands)",
        subtitle = "light: Tier 2 to Tier 1; dark: Tier 3 to Tier 2",
        caption = paste(strwrap(paste0("Most migrations of each baseline / ReStore's in one configuration: ", factors),
-                                 160), collapse = "\n")) +
+                                 140), collapse = "\n")) +
   theme_thesis() +
   theme(plot.caption = element_text(hjust = 0, size = 6.5))
-save_figure(p, io$output, width = 7.5, height = 1.6 + 1.5 * length(unique(d$t1_pct)), title = "Thesis Figure 6.9")
+save_figure(p, io$output, width = 6.5, height = 1.6 + 1.6 * length(unique(d$t1_pct)), title = "Thesis Figure 6.9")

@@ -219,11 +219,12 @@ def _grade_prediction(test, estimates: dict, config: dict, call, io_dir: Path, m
     down), against the write-back application run on the device at that batch. From the student's
     k_w, so that nothing about the device leaks; below it, so that a k_w within its tolerance
     (10 % or one thread too high) still gives whole rounds on the device: a batch of k_w + 1
-    takes two rounds, half the speedup the model gives it (docs/instructors.md)."""
+    takes two rounds, half the speedup the model gives it (docs/instructors.md). At least 2: a batch
+    of one write is no batch, its speedup 1 whatever the device, which any constant predicts."""
     if "alpha" not in estimates or "k_w" not in estimates:
         test.failed("needs estimate()'s alpha and k_w")
         return
-    batch = max(1, min(int(BATCH_SHARE * estimates["k_w"]), config["max_threads"]))
+    batch = max(2, min(int(BATCH_SHARE * estimates["k_w"]), config["max_threads"]))
     workload = config["writeback"]
     predicted = call("predict", {"read_fraction": workload["read_fraction"], "alpha": estimates["alpha"],
                                  "k_w": estimates["k_w"], "batch": batch}, "other")

@@ -19,6 +19,9 @@ from pathlib import Path
 LAB_DIR = Path(__file__).resolve().parent
 SUBMISSION_FILE = "policy.cc"
 POLICY = "student"  # the name policy.cc registers (RESTORE_REGISTER_POLICY)
+# The seed a policy gets for its own random numbers (restore-sim's --policy-seed), the same for
+# every run: the workload's seed is hidden, and with it a policy could regenerate every request.
+POLICY_SEED = 1
 
 
 def load_config(override: Path | None = None) -> dict:
@@ -52,8 +55,8 @@ def hidden(key: bytes, student: str, config: dict) -> dict:
 
 def _run(runner, options: dict) -> tuple[dict | None, str]:
     """One run of the engine with the submission's policy (labkit.plugin.Remote) with these options."""
-    row, error, _ = runner.run(["--cpu-timing", "off", *(f"--{name.replace('_', '-')}={value}"
-                                                         for name, value in options.items())])
+    row, error, _ = runner.run(["--cpu-timing", "off", f"--policy-seed={POLICY_SEED}",
+                                *(f"--{name.replace('_', '-')}={value}" for name, value in options.items())])
     return row, error
 
 
@@ -154,8 +157,8 @@ def _grade_against(tests: dict, runner, secret: dict, baselines: list, rows: dic
     notes = {name: [] for name in shares}
     normalized = []
     for number, (workload, base) in enumerate(zip(secret["workloads"], baselines, strict=True), 1):
-        what = (f"workload {number} ({workload['workload']}, {workload['pages']} pages, "
-                f"tiers {workload['capacity_pct']} %)")
+        # what the policy is told anyway (pages, tiers), never the workload's shape or seed
+        what = f"workload {number} ({workload['pages']} pages, tiers {workload['capacity_pct']} %)"
         row, error = (rows[0], "") if number == 1 and 0 in rows else _run(runner, workload)
         if row is None:
             for name in shares:

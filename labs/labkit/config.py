@@ -33,8 +33,9 @@ def load(lab_dir: Path, override: Path | None = None) -> dict:
 
 
 def limits(config: dict) -> dict[str, Limits]:
-    """lab.yaml's `limits`: per kind of call, wall-clock and CPU seconds and megabytes of memory."""
-    return {name: Limits(spec["wall_s"], spec["cpu_s"], spec["memory_mb"] << 20)
+    """lab.yaml's `limits`: per kind of call, wall-clock and CPU seconds and megabytes of memory
+    (address space; `rss_mb`, when given, resident memory watched while the call runs)."""
+    return {name: Limits(spec["wall_s"], spec["cpu_s"], spec["memory_mb"] << 20, rss_bytes=spec.get("rss_mb", 0) << 20)
             for name, spec in config["limits"].items()}
 
 

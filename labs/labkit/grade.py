@@ -124,7 +124,7 @@ def _grade_in_a_process(lab: int, submission: Path, student: str, key_file: Path
     results = LABS_DIR / "build" / "grades" / f"lab-{lab}" / student / "results.json"
     results.unlink(missing_ok=True)
     command = [sys.executable, "-m", "labkit.grade", "--lab", str(lab), "--submission", str(submission),
-               "--student", student, "--results", str(results), *(["--key", str(key_file)] if key_file else []),
+               f"--student={student}", "--results", str(results), *(["--key", str(key_file)] if key_file else []),
                *(["--config", str(config_file)] if config_file else [])]
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     last: list[str] = []

@@ -7,10 +7,14 @@ sanitizers' interfaces (their options, suppressions, annotations that hide a rac
 run time (dlopen, dlsym), leave the process by a back door (a raw system call, _Exit,
 quick_exit), start or replace a process, make memory executable, close or duplicate file
 descriptors (the sanitizer's report goes through one), or run code before the harness (a
-.preinit_array, an IFUNC); nor may its source hold inline assembly or a sanitizer attribute."""
+.preinit_array, an IFUNC), define a name of the system's libraries (a C name, operator new, std's),
+or, built with ThreadSanitizer, call a C function the sanitizer does not see; nor may its source
+hold inline assembly, a sanitizer attribute or a #line directive. The compiler reads the submitted
+file alone (never a header beside it)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -49,32 +53,137 @@ FILE_ACCESS = ("open", "open64", "openat", "openat64", "creat", "creat64", "__op
                "fopen64", "read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread64_chk", "readv",
                "preadv", "preadv2", "opendir", "fdopendir", "scandir", "nftw", "ftw", "aio_read", "symlink",
                "symlinkat", "link", "linkat", "rename", "renameat", "renameat2")
+# Nor may it look at how it was started (its environment, its program's name): the runs
+# ThreadSanitizer checks and the runs that are timed would otherwise tell themselves apart.
+STARTUP = ("getenv", "secure_getenv", "__secure_getenv", "environ", "__environ", "_environ", "program_invocation_name",
+           "program_invocation_short_name", "__progname", "__progname_full", "__libc_argv", "__libc_argc")
 FILE_CLASSES = ("_ZNSt14basic_ifstream", "_ZNSt14basic_ofstream", "_ZNSt13basic_fstream", "_ZNSt13basic_filebuf",
                 "_ZNSt10filesystem", "_ZNKSt10filesystem", "_ZNSt7__cxx1114basic_ifstream")
+# What an object built with ThreadSanitizer may call by a C name (not a mangled C++ one): what the
+# labs' solutions, starters and tests need, each intercepted by the sanitizer (it sees what the call
+# reads and writes) or touching no memory of the program's. Any other C function (wmemset, say)
+# could write shared memory where the sanitizer does not look.
+SANITIZED_CALLS = frozenset((
+    "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp", "strncmp", "strchr",
+    "malloc", "free", "calloc", "realloc", "aligned_alloc", "posix_memalign",
+    "__gxx_personality_v0", "_Unwind_Resume", "__stack_chk_fail", "__assert_fail", "abort",
+    "__dso_handle", "_GLOBAL_OFFSET_TABLE_", "__libc_single_threaded", "__errno_location",
+    "pthread_create", "pthread_join", "pthread_detach", "pthread_self", "pthread_equal", "pthread_once",
+    "sched_yield", "nanosleep", "usleep",
+    "printf", "puts", "putchar", "fwrite", "fputs", "fflush", "fprintf", "snprintf", "vsnprintf", "stdout", "stderr"))
+SANITIZED_CALL_PATTERN = re.compile(
+    r"__cxa_(atexit|thread_atexit|begin_catch|end_catch|rethrow|allocate_exception|free_exception|throw|"
+    r"guard_(acquire|release|abort)|pure_virtual|deleted_virtual|call_unexpected|bad_cast|bad_typeid|"
+    r"throw_bad_array_new_length|get_exception_ptr|current_exception_type)|"
+    r"pthread_(mutex_(init|destroy|lock|trylock|timedlock|unlock)|"
+    r"rwlock_(init|destroy|rdlock|tryrdlock|timedrdlock|wrlock|trywrlock|timedwrlock|unlock)|"
+    r"cond_(init|destroy|signal|broadcast|wait|timedwait|clockwait)|barrier_(init|destroy|wait)|"
+    r"spin_(init|destroy|lock|trylock|unlock))|"
+    r"(sqrt|cbrt|hypot|pow|exp|exp2|expm1|log|log2|log10|log1p|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|"
+    r"floor|ceil|round|trunc|rint|nearbyint|lround|llround|lrint|llrint|fmod|remainder|fabs|fmin|fmax|fdim|fma|"
+    r"copysign|ldexp|scalbn|erf|erfc|tgamma)[fl]?|"
+    r"__(popcount|parity|clz|ctz|ffs)[sdt]i2|__(u?div|u?mod|mul)ti3")  # libgcc's arithmetic
+# What a submission may define (nm's kinds of a global definition): only names of its own. A C name
+# the system's libraries export (clock_nanosleep, __libc_single_threaded) or a global operator new
+# or delete would replace the system's for the engine too, and so would a name of the C++
+# library's (std, __gnu_cxx), except the weak copies every object holds of the templates and inline
+# functions it uses (kinds W, V, u: the linker keeps one). A C name of its own (a global variable
+# outside any namespace) is the submission's, unless reserved (a leading underscore).
+DEFINED, STRONG = set("TDBRWVuiCGS"), set("TDBRiCGS")
+DEFINABLE = frozenset(("DW.ref.__gxx_personality_v0",))  # the compiler's own, in every object that may throw
+SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libtsan.so.2")
+REPLACED = re.compile(r"_Z(nw|na|dl|da)")  # the global operator new, new[], delete, delete[]
+LIBRARY_NAMES = re.compile(r"_Z(T[VISTHW]|G[VR]|T[hv]n?\d+_(n?\d+_)?)?N?[rVKRO]*"
+                           r"(St|S[absiod]|9__gnu_cxx|10__cxxabiv1|11__gnu_debug)")
+# A line marker of the preprocessor's output: the line number, the file's name, the flags (1: the
+# file starts, 2: back in it, 3: a system header, 4: extern "C").
+LINE_MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d+)*)\s*$')
+COMPILER_NAMES = ("<built-in>", "<command-line>")  # the compiler's own "files" (its predefined macros)
+SYSTEM_HEADERS = (Path("/usr"),)  # the compiler's and the C library's headers
+# A directive that renames lines: `#line`, or GCC's form `# 12 "file" 1 3` (also spelled %: or ??=).
+LINE_DIRECTIVE = re.compile(r"[\s\ufeff]*(#|%:|\?\?=)\s*(line\b|\d)")
 SOURCE_RULES = ((re.compile(r"\b(asm|__asm|__asm__)\b"), "inline assembly"),
                 (re.compile(r"no_sanitize|disable_sanitizer", re.IGNORECASE), "a sanitizer attribute"),
                 (re.compile(r"\b(ifunc|preinit_array|init_priority)\b"), "code that runs before the program starts"))
 
 
-def refused_source(preprocessed: str, source: Path) -> str:
-    """Why the submission's own lines (after the preprocessor) are refused, or ''."""
-    own, number = False, 0
+def own_lines(preprocessed: str, source: Path, headers: tuple[Path, ...] = ()) -> list[tuple[int, str]]:
+    """The submission's own lines after the preprocessor, with their line numbers in `source`: every
+    line that does not come from a header of the system's (`headers`, the folders of the system's
+    and the common headers, and the compiler's own under /usr), whatever file name a line marker
+    gives it (a made-up one is the submission's)."""
+    trusted = tuple(str(folder).rstrip("/") + "/" for folder in (*headers, *SYSTEM_HEADERS))
+    own, number, lines = False, 0, []
     for line in preprocessed.splitlines():
-        marker = re.match(r'# (\d+) "(.*)"', line)
+        marker = LINE_MARKER.match(line)
         if marker:
-            number, own = int(marker.group(1)), Path(marker.group(2)).name == source.name
+            name = marker.group(2)
+            number, own = int(marker.group(1)), not (name in COMPILER_NAMES or name.startswith(trusted))
             continue
         if own:
-            for rule, what in SOURCE_RULES:
-                if rule.search(line):
-                    return f"{source.name}, line {number}: {what} is not allowed in a submission ({line.strip()[:120]})"
+            lines.append((number, line))
         number += 1
+    return lines
+
+
+def refused_line_directives(preprocessed: str, source: Path, text: str = "") -> str:
+    """Why a submission that renames its own lines is refused, or '': a `#line` directive, or a GNU line
+    marker (`# 1 "/usr/include/stdio.h" 1 3`), would make its lines look like a header's to the
+    checks. In `preprocessed`, a marker without flag 1 or 2 (entering or leaving a file) names the
+    file it is in (the compiler's own markers do); `text` is the source as written, where no
+    directive may be a `#line` or a number (the GNU form, whose output is a real #include's: only
+    the source as written tells them apart; a macro cannot make a directive)."""
+    current = str(source)
+    for line in preprocessed.splitlines():
+        marker = LINE_MARKER.match(line)
+        if not marker:
+            continue
+        name, flags = marker.group(2), marker.group(3).split()
+        if "1" in flags or "2" in flags:
+            current = name
+        elif name not in (current, str(source), *COMPILER_NAMES) and not name.endswith("//"):  # with -g, the
+            # compiler's working directory (-fworking-directory) is named so, once, before any line
+            return f"{source.name}: #line directives are not allowed in a submission (one names {name[:120]!r})"
+    spliced = re.sub(r"\\[ \t\f\v]*\r?\n", "", text)  # the compiler's line splicing, even with spaces after
+    for physical in spliced.splitlines():
+        # A comment is blank space before a directive's '#'; a line that ends a comment is read both
+        # ways (after the comment, and as a line of its own): a refusal too many costs nothing.
+        for line in (physical, physical.rsplit("*/", 1)[-1]):
+            if LINE_DIRECTIVE.match(re.sub(r"/\*.*?\*/", " ", line)):
+                return f"{source.name}: #line directives are not allowed in a submission ({physical.strip()[:120]})"
     return ""
 
 
-def refused_object(symbols: str, sections: str, files: bool = True) -> str:
+def refused_source(preprocessed: str, source: Path, headers: tuple[Path, ...] = ()) -> str:
+    """Why the submission's own lines (after the preprocessor) are refused, or ''."""
+    for number, line in own_lines(preprocessed, source, headers):
+        for rule, what in SOURCE_RULES:
+            if rule.search(line):
+                return f"{source.name}, line {number}: {what} is not allowed in a submission ({line.strip()[:120]})"
+    return ""
+
+
+def refused_difference(plain: str, sanitized: str, source: Path, headers: tuple[Path, ...] = ()) -> str:
+    """Why a submission is refused whose own lines the preprocessor makes different with the
+    sanitizer's flag (`#ifdef __SANITIZE_THREAD__`, however spelled): the code ThreadSanitizer
+    checks must be the code that runs without it. '' when they are the same."""
+    mine, checked = own_lines(plain, source, headers), own_lines(sanitized, source, headers)
+    for (number, line), (_, other) in zip(mine, checked, strict=False):
+        if line != other:
+            return (f"{source.name}, line {number}: your code compiles differently with ThreadSanitizer: a "
+                    "submission may not change what it does when the sanitizer checks it")
+    if len(mine) != len(checked):
+        return (f"{source.name}: your code compiles differently with ThreadSanitizer: a submission may not change "
+                "what it does when the sanitizer checks it")
+    return ""
+
+
+def refused_object(symbols: str, sections: str, files: bool = True, sanitized: bool = False) -> str:
     """Why the submission's object is refused, or '': `symbols` is `nm -P` of it, `sections` the
-    names of its sections (`readelf -SW`); without `files`, also any use of files of its own."""
+    names of its sections (`readelf -SW`); without `files`, also any use of files of its own or of
+    how it was started. Only an object built with ThreadSanitizer (`sanitized`) may call the
+    sanitizer, and only the calls its instrumentation makes (never weak ones: a weak reference is
+    a submission asking whether the sanitizer is there)."""
     for line in symbols.splitlines():
         fields = line.split()
         if len(fields) < 2:
@@ -82,7 +191,7 @@ def refused_object(symbols: str, sections: str, files: bool = True) -> str:
         name, kind = fields[0].split("@")[0], fields[1]
         if kind == "i":
             return f"{name} is an IFUNC (code that runs before the program starts): not allowed in a submission"
-        if SANITIZER_NAMES.match(name) and not (kind in "Uw" and TSAN_INSTRUMENTATION.fullmatch(name)):
+        if SANITIZER_NAMES.match(name) and not (sanitized and kind == "U" and TSAN_INSTRUMENTATION.fullmatch(name)):
             verb = "calls" if kind in "Uw" else "defines"
             return (f"your code {verb} {name}, part of the sanitizers' interface: a submission may not change what "
                     "the sanitizer reports")
@@ -93,8 +202,77 @@ def refused_object(symbols: str, sections: str, files: bool = True) -> str:
             if not files and (name in FILE_ACCESS or name.startswith(FILE_CLASSES)):
                 return (f"your code uses {name}: a traversal may not open or read files itself (it reads the graph "
                         "through the engine, whose reads are the device's)")
+        if not files and kind in "UwVvBDd" and name in STARTUP:
+            return (f"your code uses {name}: a traversal may not look at how it was started (its environment, its "
+                    "program's name); what it needs, the engine gives it")
     if ".preinit_array" in sections:
         return "your code has a .preinit_array (code that runs before the program starts): not allowed in a submission"
+    return refused_names(symbols, sanitized)
+
+
+@functools.cache
+def system_library_names() -> frozenset[str]:
+    """The names the libraries a submission is linked with export (`nm -D` of each, where g++
+    finds it; one that is not installed has none)."""
+    import subprocess  # noqa: PLC0415 (only here: the grader's own tools)
+
+    names = set()
+    for library in SYSTEM_LIBRARIES:
+        path = subprocess.run(["g++", f"-print-file-name={library}"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        if "/" in path:
+            listing = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
+                                     check=True).stdout
+            names.update(fields[2].split("@")[0] for line in listing.splitlines() if len(fields := line.split()) >= 3)
+    return frozenset(names)
+
+
+def _replaces_a_c_name(name: str) -> bool:
+    return not name.startswith("_Z") and name not in DEFINABLE and (name.startswith("_")
+                                                                     or name in system_library_names())
+
+
+def refused_names(symbols: str, sanitized: bool = False) -> str:
+    """Why the submission's object (`nm -P` of it) is refused for a name of the system's it defines
+    (DEFINED, LIBRARY_NAMES), or, built with ThreadSanitizer (`sanitized`), for a C function it calls
+    that the sanitizer does not see (SANITIZED_CALLS); ''."""
+    for line in symbols.splitlines():
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        name, kind = fields[0].split("@")[0], fields[1]
+        if kind in DEFINED and (_replaces_a_c_name(name) or REPLACED.match(name)
+                                or (kind in STRONG and LIBRARY_NAMES.match(name))):
+            return (f"your code defines {name}, a name of the system's libraries: a submission may define only its "
+                    "own names (its globals in a namespace of its own, or static)")
+        if sanitized and kind in "Uwv" and not name.startswith("_Z") and name not in SANITIZED_CALLS \
+                and not SANITIZED_CALL_PATTERN.fullmatch(name) and not TSAN_INSTRUMENTATION.fullmatch(name):
+            return (f"your code calls {name}, which ThreadSanitizer does not see: a submission may use only the C "
+                    "functions it watches or that touch no memory of the program's (memcpy, memmove, memset, "
+                    "memcmp, strlen, malloc and free, the pthread locks and threads, printf and puts, the math "
+                    "functions) and the C++ library")
+    return ""
+
+
+def engine_names(library: Path) -> frozenset[str]:
+    """The names the engine's library (trusted, read outside the sandbox) defines strongly."""
+    import subprocess  # noqa: PLC0415 (only here: the grader's own tools)
+
+    listing = subprocess.run(["nm", "-P", "--defined-only", str(library)], capture_output=True, text=True,
+                             check=True).stdout
+    return frozenset(fields[0] for line in listing.splitlines() if len(fields := line.split()) >= 2
+                     and fields[1] in STRONG)
+
+
+def refused_engine_names(symbols: str, engine: frozenset[str]) -> str:
+    """Why the submission's object (`nm -P` of it) is refused for defining a name the engine's
+    library defines: linked first, its definition would replace the engine's (a device's read, a
+    counter), weak or not; ''."""
+    for line in symbols.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] in DEFINED and fields[0].split("@")[0] in engine:
+            return (f"your code defines {fields[0].split('@')[0]}, which the engine defines: a submission may define "
+                    "only its own names, not replace the engine's")
     return ""
 
 
@@ -129,21 +307,38 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
     files of its own (FILE_ACCESS)."""
     binary, obj, preprocessed = work / name, work / f"{name}.student.o", work / f"{name}.student.ii"
     compile_flags = ["-std=c++20", *flags, "-Wall", "-Wextra", f"-I{include}", f"-I{COMMON_INCLUDE}"]
-    readable = (*sorted(include.glob("*.h")), *sorted(COMMON_INCLUDE.rglob("*.h")), main, library, source.parent)
+    # The submission's file alone, never its folder: a header beside it would be code of the
+    # submission's that the checks of its own lines (own_lines) take for the system's.
+    readable = (*sorted(include.glob("*.h")), *sorted(COMMON_INCLUDE.rglob("*.h")), main, library, source)
+    headers = (include, COMMON_INCLUDE)
 
     def compiler(command: list[str], *also: Path) -> tuple[bool, str]:
         done = sandbox.run(command, work=work, limits=limits, readable=(*readable, *also),
                            listable=(include, COMMON_INCLUDE), what="the compiler")
         first = (done.head or done.output).strip()[:COMPILER_OUTPUT_KEPT]  # the first errors matter, not the last
         if done.error or done.value != 0:
-            return False, (done.error or f"{source.name} does not compile") + f":\n{first}"
+            alone = (f" (a submission is {source.name} alone: the compiler may read no other file of it, only the "
+                     "system's headers)") if "Permission denied" in first else ""
+            return False, (done.error or f"{source.name} does not compile{alone}") + f":\n{first}"
         return True, first
 
-    ok, message = compiler(["g++", *compile_flags, "-E", str(source), "-o", str(preprocessed)])
-    if not ok:
+    def preprocessed_text(flags: list[str]) -> tuple[str | None, str]:
+        ok, message = compiler(["g++", *flags, "-E", str(source), "-o", str(preprocessed)])
+        if not ok:
+            return None, message
+        return (sandbox.read_written(preprocessed, sandbox.REPORT_LIMIT * 16) or b"").decode("utf-8", "replace"), ""
+
+    text, message = preprocessed_text(compile_flags)
+    if text is None:
         return None, message
-    text = sandbox.read_written(preprocessed, sandbox.REPORT_LIMIT * 16) or b""
-    problem = refused_source(text.decode("utf-8", errors="replace"), source)
+    written = source.read_bytes().decode("utf-8", "replace")
+    problem = refused_line_directives(text, source, written) or refused_source(text, source, headers)
+    sanitized = any(flag.startswith("-fsanitize") for flag in flags)
+    if sanitized and not problem:
+        plain, message = preprocessed_text([flag for flag in compile_flags if not flag.startswith("-fsanitize")])
+        if plain is None:
+            return None, message
+        problem = refused_line_directives(plain, source) or refused_difference(plain, text, source, headers)
     if problem:
         return None, problem
     ok, message = compiler(["g++", *compile_flags, "-c", str(source), "-o", str(obj)])
@@ -155,7 +350,8 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
     if listing.error or listing.value != 0 or sections.error or sections.value != 0 \
             or max(len(listing.head), len(sections.head)) >= sandbox.REPORT_LIMIT:
         return None, f"the compiled object could not be read whole: {listing.error or sections.error}"
-    problem = refused_object(listing.head, sections.head, files)
+    problem = refused_object(listing.head, sections.head, files, sanitized) \
+        or refused_engine_names(listing.head, engine_names(library))
     if problem:
         return None, problem
     native = harness(work, tsan)
@@ -178,7 +374,7 @@ class Remote:
         self.engine, self.host, self.work, self.private, self.limits, self.policy = engine, host, work, private, \
             limits, policy
         self.runs = 0
-        private.mkdir(exist_ok=True)
+        private.mkdir(mode=0o700, exist_ok=True)
 
     def run(self, args: list[str], output_option: str | None = None) -> tuple[dict | None, str, bytes]:
         """(the engine's row as text, or None with why the run did not end, the extra file's bytes)."""
@@ -190,6 +386,13 @@ class Remote:
         self.runs += 1
         cpu = min(os.sched_getaffinity(0))
         out, extra = self.private / f"run-{self.runs}.csv", self.private / f"run-{self.runs}.extra"
+        # The run's options (a hidden workload, its seed) go in a file only the grader reads: the
+        # policy host could read the engine's command line (/proc/<pid>/cmdline is everyone's).
+        hidden = self.private / f"run-{self.runs}.args"
+        if any("\n" in arg for arg in args):
+            raise ValueError(f"an engine option holds a line break: {args!r}")
+        with os.fdopen(os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as file:
+            file.write("".join(f"{arg}\n" for arg in args))
         folder = self.work / f"host-{self.runs}"
         to_host_read, to_host_write = os.pipe()
         from_host_read, from_host_write = os.pipe()
@@ -200,7 +403,7 @@ class Remote:
         finally:
             os.close(to_host_read)
             os.close(from_host_write)
-        command = [str(self.engine), *args, "--policy", self.policy, "--remote-fds",
+        command = [str(self.engine), "--args-file", str(hidden), "--policy", self.policy, "--remote-fds",
                    f"{from_host_read},{to_host_write}", "--out", str(out),
                    *((output_option, str(extra)) if output_option else ())]
         try:

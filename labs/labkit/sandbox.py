@@ -108,6 +108,8 @@ class Limits:
     memory_bytes: int                # 0: no address-space limit (ThreadSanitizer maps terabytes it never touches)
     tasks: int = 64                  # threads and processes at once
     disk_bytes: int = 256 << 20      # what the call may leave in its folder, in all
+    rss_bytes: int = 0               # resident memory, watched while it runs (0: not watched); for the runs
+    # with no address-space limit (ThreadSanitizer's)
 
 
 @dataclass
@@ -303,12 +305,14 @@ class Running:
         return self.child.pid
 
     def check(self) -> bool:
-        """Whether it may go on: within its time and its folder's size (else it is killed and
-        `stopped` says why)."""
+        """Whether it may go on: within its time, its resident memory and its folder's size (else it
+        is killed and `stopped` says why)."""
         if self.stopped:
             return False
         if time.monotonic() > self.deadline:
             self.stop(f"stopped after {self.limits.wall_s:g} s (the time limit): does it loop forever?")
+        elif self.limits.rss_bytes and resident_bytes(self.child.pid) > self.limits.rss_bytes:
+            self.stop(f"{self.what} used more than {self.limits.rss_bytes >> 20} MiB of memory (the limit)")
         else:
             used, entries = folder_usage(self.watched, self.limits.disk_bytes)
             if used > self.limits.disk_bytes or entries > FOLDER_ENTRIES:
@@ -465,8 +469,13 @@ def call(grader: Path, entry: str, submission: Path, arguments: dict, *, work: P
                     to_child.flush()
                 else:
                     answer = message
-        except (ValueError, OSError) as error:  # BrokenPipe, a line too long or not JSON: its doing
+        except (ValueError, OSError, RecursionError) as error:  # BrokenPipe, a line too long, not JSON or
+            # nested deeper than the parser goes: its doing
             running.stop(f"the submission broke the grader's protocol ({error})")
+        except BaseException:  # the grader's own failure, or an interrupt: the child does not outlive it
+            running.stop("the grader stopped")
+            running.finish()
+            raise
     outcome = running.finish()
     if outcome.error:
         return outcome
@@ -569,6 +578,19 @@ class _Lines:
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
         return line.decode("utf-8", errors="replace")
+
+
+def resident_bytes(pid: int) -> int:
+    """The resident memory of process `pid` (its VmRSS: every thread's, shared pages included), 0 once it
+    has ended. Watched every WATCH_EVERY_S, so a burst overshoots by what that time can touch."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) << 10  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def folder_usage(folders: list[Path], stop_above: int) -> tuple[int, int]:

@@ -7,8 +7,11 @@ needed once no_new_privs is set). Two filters, stacked:
   loads, reboots, changes identity or opens io_uring (whose requests would bypass this filter).
 - RUNNING (installed by trusted code that runs in the submission's process before any of the
   submission's code: labkit.child for Python, the native harness's preinit function for C++): no
-  new process (threads only), no exec, and for native code no new executable memory (no code
-  patching of the sanitizer's runtime).
+  new process (threads only), no exec, no change to a file's mode, owner, times or extended
+  attributes (Landlock has no right for them: a grader that is not root would let its own user's
+  files, the key's among them, be made readable to all), and for native code no new executable
+  memory (no code patching of the sanitizer's runtime). Not the compiler's: the linker sets its
+  output's mode.
 
 x86_64 only: elsewhere the filters are not installed and the grading says so (sandbox.strength)."""
 
@@ -19,22 +22,24 @@ import errno
 import platform
 import struct
 
-# x86_64 system call numbers (asm/unistd_64.h; tests/test_sandbox.py compares them with the header).
-NR = {"mmap": 9, "mprotect": 10, "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58,
-      "execve": 59, "kill": 62, "ptrace": 101, "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113,
-      "setregid": 114, "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
-      "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "vhangup": 153, "pivot_root": 155,
-      "adjtimex": 159, "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166,
-      "swapon": 167, "swapoff": 168, "reboot": 169, "iopl": 172, "ioperm": 173, "init_module": 175,
-      "delete_module": 176, "quotactl": 179, "tkill": 200, "lookup_dcookie": 212, "clock_settime": 227,
-      "tgkill": 234, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250, "mknodat": 259,
-      "unshare": 272, "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "fanotify_init": 300,
-      "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308,
-      "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "kexec_file_load": 320,
-      "bpf": 321, "execveat": 322, "userfaultfd": 323, "pkey_mprotect": 329, "pidfd_send_signal": 424,
-      "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
-      "fsopen": 430, "fsconfig": 431, "fsmount": 432, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438,
-      "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443, "memfd_secret": 447}
+# x86_64 system call numbers (asm/unistd_64.h; tests/test_labkit.py compares them with the header).
+NR = {"mmap": 9, "mprotect": 10, "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59,
+      "kill": 62, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "ptrace": 101, "syslog": 103,
+      "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114, "setgroups": 116, "setresuid": 117,
+      "setresgid": 119, "setfsuid": 122, "setfsgid": 123, "capset": 126, "rt_sigqueueinfo": 129, "utime": 132,
+      "mknod": 133, "uselib": 134, "vhangup": 153, "pivot_root": 155, "adjtimex": 159, "chroot": 161, "acct": 163,
+      "settimeofday": 164, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169, "iopl": 172,
+      "ioperm": 173, "init_module": 175, "delete_module": 176, "quotactl": 179, "setxattr": 188, "lsetxattr": 189,
+      "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "tkill": 200,
+      "lookup_dcookie": 212, "clock_settime": 227, "tgkill": 234, "utimes": 235, "kexec_load": 246, "add_key": 248,
+      "request_key": 249, "keyctl": 250, "mknodat": 259, "fchownat": 260, "futimesat": 261, "fchmodat": 268,
+      "unshare": 272, "utimensat": 280, "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "fanotify_init": 300,
+      "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308, "process_vm_readv": 310,
+      "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "kexec_file_load": 320, "bpf": 321, "execveat": 322,
+      "userfaultfd": 323, "pkey_mprotect": 329, "pidfd_send_signal": 424, "io_uring_setup": 425,
+      "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
+      "fsconfig": 431, "fsmount": 432, "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440,
+      "mount_setattr": 442, "quotactl_fd": 443, "memfd_secret": 447, "fchmodat2": 452}
 
 # Never needed by a submission, its compiler or the sanitizers.
 FORBIDDEN = ("socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
@@ -50,6 +55,9 @@ FORBIDDEN = ("socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_w
 # Signals: only to the process itself (pid and process group are one after setsid()).
 SIGNALS_TO_SELF = {"kill": 0, "tgkill": 0, "rt_sigqueueinfo": 0, "rt_tgsigqueueinfo": 0}  # name: argument of the pid
 NO_PROCESS = ("fork", "vfork", "execve", "execveat")
+FILE_METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+                 "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+                 "fremovexattr")
 CLONE_THREAD = 0x00010000
 PROT_EXEC = 0x4
 
@@ -92,7 +100,8 @@ class _Program:
 
 def program(kind: str, self_pid: int = 0, native: bool = False) -> bytes:
     """The filter `kind` ('confined': every sandboxed process, signals only to `self_pid`;
-    'running': no new process or exec, and with `native` no new executable memory), as the bytes
+    'running': no new process or exec, no change to a file's metadata, and with `native` no new
+    executable memory), as the bytes
     of a struct sock_filter array."""
     p = _Program()
     p.op(_LD_W_ABS, _OFFSET_ARCH)
@@ -114,7 +123,7 @@ def program(kind: str, self_pid: int = 0, native: bool = False) -> bytes:
                 p.op(_RET, _ALLOW)
             p.op(_RET, _errno(errno.EPERM))
     elif kind == "running":
-        for name in NO_PROCESS:
+        for name in (*NO_PROCESS, *FILE_METADATA):
             p.deny_call(NR[name], _errno(errno.EPERM))
         p.deny_call(NR["clone3"], _errno(errno.ENOSYS))  # glibc falls back to clone(), whose flags a filter sees
         p.op(_JEQ, NR["clone"], 0, 4)

@@ -29,12 +29,20 @@ endif()
 
 find_package(Threads REQUIRED)
 
+# CLI11 (header-only) parses the command lines (artifact/options.h).
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  message(FATAL_ERROR "CLI11 not found: apt-get install libcli11-dev (make setup installs it)")
+endif()
+
 add_library(artifact_common OBJECT ${ARTIFACT_COMMON_DIR}/src/atomic_file.cc ${ARTIFACT_COMMON_DIR}/src/command_line.cc
-                           ${ARTIFACT_COMMON_DIR}/src/wire.cc ${ARTIFACT_COMMON_DIR}/src/device_model.cc)
+                           ${ARTIFACT_COMMON_DIR}/src/options.cc ${ARTIFACT_COMMON_DIR}/src/wire.cc
+                           ${ARTIFACT_COMMON_DIR}/src/device_model.cc)
 target_include_directories(artifact_common PUBLIC ${ARTIFACT_COMMON_DIR}/include)
-target_link_libraries(artifact_common PUBLIC Threads::Threads)
+target_link_libraries(artifact_common PUBLIC Threads::Threads PRIVATE CLI11::CLI11)
 
 set(ARTIFACT_COMMON_TESTS ${ARTIFACT_COMMON_DIR}/tests/rng_test.cc ${ARTIFACT_COMMON_DIR}/tests/command_line_test.cc
+                          ${ARTIFACT_COMMON_DIR}/tests/options_test.cc
                           ${ARTIFACT_COMMON_DIR}/tests/atomic_file_test.cc ${ARTIFACT_COMMON_DIR}/tests/wire_test.cc
                           ${ARTIFACT_COMMON_DIR}/tests/device_model_test.cc ${ARTIFACT_COMMON_DIR}/tests/quote_test.cc)
 # The device model's wall-clock bounds (a system's tests labelled "timing" run them).

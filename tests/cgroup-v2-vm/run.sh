@@ -30,7 +30,7 @@ done | sort -u | while read -r lib; do
 done
 site="$repo/.venv/lib/python3.11/site-packages"
 cp -r "$site"/{pytest,_pytest,pluggy,iniconfig,packaging,pygments,py.py} root/site/
-cp -r "$repo/workflow" root/work/ && cp "$repo/tests/test_memlimit.py" root/work/tests/
+cp -r "$repo/core" root/work/ && cp "$repo/tests/test_memlimit.py" root/work/tests/
 cp "$repo/pyproject.toml" "$repo/conftest.py" root/work/
 for module in virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk crc16 mbcache \
     jbd2 crc32c_generic ext4; do

@@ -16,7 +16,6 @@ rule fetch_postgresql_source:
         ACE_SOURCE_LOCK,
     output:
         tarball=ACE_TARBALL,
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
     log:
         "results/logs/fetch_postgresql_source.log",
     run:
@@ -34,13 +33,15 @@ rule build_ace_server:
     output:
         record=ACE_SERVER,
     threads: workflow.cores  # make -j uses every core: nothing, a measurement least of all, runs beside it
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_ace_server.log",
     benchmark:
         "results/benchmarks/build_ace_server.tsv"
     run:
-        ace_steps.build_ace_server(record=output.record, jobs=threads, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.build_ace_server,
+                     record=output.record, jobs=threads, log=log[0])
 
 
 # ---- Chapter 4's experiments: the runs of every figure, per device (configs/experiments/ace.yaml,
@@ -52,7 +53,7 @@ ACE_EXPERIMENT = CONFIGS["experiments/ace.yaml"]
 ACE_PROFILE = PROFILE_CONFIG.get("ace", {})
 ACE_GRIDS = ace_plan.figure_grids(ACE_EXPERIMENT, ACE_PROFILE)
 ACE_DEVICES = ace_plan.ace_devices(ACE_PROFILE)
-ACE_FIGURE_CSVS = {figure: f"results/ace/{figure}.csv" for figure in ACE_GRIDS}
+ACE_FIGURE_CSVS = routed("gather_ace_results", ACE_GRIDS)
 ACE_RUN_RESULTS = (["results/ace/runs.csv", *ACE_FIGURE_CSVS.values()]) if ACE_GRIDS else []
 
 
@@ -68,14 +69,16 @@ rule load_ace_templates:
     params:
         points=[point for device in ACE_DEVICES for point in ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, device)],
         profile=ACE_PROFILE,
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/load_ace_templates.log",
     benchmark:
         "results/benchmarks/load_ace_templates.tsv"
     run:
-        ace_steps.load_ace_templates(points=params.points, profile_ace=params.profile, server_record=input.server,
-                                     record=output.record, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.load_ace_templates,
+                     points=params.points, profile_ace=params.profile, experiment=ACE_EXPERIMENT,
+                     server_record=input.server, record=output.record, log=log[0])
 
 
 rule run_ace_experiments:
@@ -94,21 +97,20 @@ rule run_ace_experiments:
         points=lambda w: ace_plan.device_points(ACE_EXPERIMENT, ACE_PROFILE, w.device),
         profile=ACE_PROFILE,
         declaration=lambda w: devices.declaration(w.device),
-    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     resources:
-        machine_share=alone_unless_emulated,
         **devices_held(ACE_WAL_DEVICE),
         **on_its_node(),
-    priority: measurement_priority(first_among_measurements=True)
+        **memory_as_measured(),
     log:
         "results/logs/run_ace_experiments/{device}.log",
     benchmark:
         "results/benchmarks/run_ace_experiments/{device}.tsv"
     run:
-        ace_steps.run_ace_experiments(name=wildcards.device, points=params.points, profile_ace=params.profile,
-                                      server_record=input.server, alpha_k=input.alpha_k, binary=input.binary,
-                                      raw=f"results/raw/ace/{wildcards.device}", csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.run_ace_experiments,
+                     name=wildcards.device, points=params.points, profile_ace=params.profile, experiment=ACE_EXPERIMENT,
+                     server_record=input.server, alpha_k=input.alpha_k, binary=input.binary,
+                     raw=f"results/raw/ace/{wildcards.device}", csv_out=output.csv, log=log[0])
 
 
 rule gather_ace_results:
@@ -126,7 +128,8 @@ rule gather_ace_results:
         "results/logs/gather_ace_results.log",
     run:
         ace_steps.gather_ace_results(per_device=list(input), grids=params.grids, profile_ace=params.profile,
-                                     runs_csv=output.runs, figure_csvs=params.figure_csvs, log=log[0])
+                                     experiment=ACE_EXPERIMENT, runs_csv=output.runs, figure_csvs=params.figure_csvs,
+                                     log=log[0])
 
 
 # ---- The bufferpool simulator: ACE's ideal speedup in virtual time (Figures 4.2 and 4.14A),
@@ -135,7 +138,9 @@ rule gather_ace_results:
 ACE_SIM_BINARY = "systems/ace/sim/build/ace-sim"
 ACE_SCENE_BINARY = "systems/ace/sim/build/ace-sim-scene"  # built with it (CMakeLists.txt)
 ACE_HISTORY_BINARY = "systems/ace/sim/build/ace-sim-history"
-ACE_SIM_RESULTS = ["results/ace/sim/fig_4_2.csv", "results/ace/sim/fig_4_14a.csv"]
+ACE_SIM_FIGURES = ["fig_4_2", "fig_4_14a"]
+ACE_SIM_CSV = routed_pattern("simulate_ideal_speedup", "figure")
+ACE_SIM_RESULTS = expand(ACE_SIM_CSV, figure=ACE_SIM_FIGURES)
 
 
 rule build_ace_simulator:
@@ -144,17 +149,20 @@ rule build_ace_simulator:
         "systems/ace/sim/CMakeLists.txt",
         glob_wildcards_files("systems/ace/sim/src/{name}"),
         COMMON_NATIVE_SOURCES,
-        image("ace"),
+        image=image("ace"),
     output:
         binary=ACE_SIM_BINARY,
         scene=ACE_SCENE_BINARY,
         history=ACE_HISTORY_BINARY,
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_ace_simulator.log",
     benchmark:
         "results/benchmarks/build_ace_simulator.tsv"
     run:
-        ace_steps.build_ace_simulator(binary=output.binary, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.build_ace_simulator,
+                     binary=output.binary, log=log[0])
 
 
 rule simulate_ideal_speedup:
@@ -167,24 +175,29 @@ rule simulate_ideal_speedup:
         devices="configs/devices.yaml",
         image=image("ace"),
     output:
-        csv="results/ace/sim/{figure}.csv",
-        sidecar="results/ace/sim/{figure}.csv.json",
+        csv=ACE_SIM_CSV,
+        sidecar=f"{ACE_SIM_CSV}.json",
     wildcard_constraints:
-        figure="fig_4_2|fig_4_14a",
+        figure="|".join(ACE_SIM_FIGURES),
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/simulate_ideal_speedup/{figure}.log",
     benchmark:
         "results/benchmarks/simulate_ideal_speedup/{figure}.tsv"
     run:
-        ace_steps.simulate_ideal_speedup(figure=wildcards.figure, binary=input.binary, csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.simulate_ideal_speedup,
+                     figure=wildcards.figure, simulator=ACE_EXPERIMENT["simulator"], binary=input.binary,
+                     csv_out=output.csv, log=log[0])
 
 
 # The thesis's toy examples of Figures 4.4 and 4.6 (figures/diagrams/scenes/) stepped through the
 # simulator's own pool and policies: the traces the figures are drawn from, in every profile.
 ACE_SCENES = glob_wildcards("figures/diagrams/scenes/{scene}.scene").scene
 # Figure 4.7's accesses through the history prefetcher (ace-sim-history): its table afterwards.
-ACE_HISTORY_RESULT = "results/ace/sim/scenes/fig_4_7_history.csv"
-ACE_SCENE_RESULTS = expand("results/ace/sim/scenes/{scene}.csv", scene=sorted(ACE_SCENES)) + [ACE_HISTORY_RESULT]
+ACE_HISTORY_RESULT = routed("trace_history_prefetcher")["fig_4_7_history"]
+ACE_SCENE_CSV = routed_pattern("trace_bufferpool_scene", "scene")
+ACE_SCENE_RESULTS = expand(ACE_SCENE_CSV, scene=sorted(ACE_SCENES)) + [ACE_HISTORY_RESULT]
 
 
 rule trace_bufferpool_scene:
@@ -194,13 +207,14 @@ rule trace_bufferpool_scene:
         scene="figures/diagrams/scenes/{scene}.scene",
         image=image("ace"),
     output:
-        csv="results/ace/sim/scenes/{scene}.csv",
+        csv=ACE_SCENE_CSV,
     wildcard_constraints:
         scene="|".join(ACE_SCENES),
     log:
         "results/logs/trace_bufferpool_scene/{scene}.log",
     run:
-        ace_steps.trace_bufferpool_scene(binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.trace_bufferpool_scene,
+                     binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
 
 
 rule trace_history_prefetcher:
@@ -214,4 +228,5 @@ rule trace_history_prefetcher:
     log:
         "results/logs/trace_history_prefetcher.log",
     run:
-        ace_steps.trace_bufferpool_scene(binary=input.binary, scene=input.accesses, csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, ace_steps.trace_bufferpool_scene,
+                     binary=input.binary, scene=input.accesses, csv_out=output.csv, log=log[0])

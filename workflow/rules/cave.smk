@@ -9,6 +9,7 @@ from cave import plan as cave_plan
 CAVE_BINARY = "systems/cave/build/cave"
 CAVE_TRACE_BINARY = "systems/cave/build/cave-trace"  # built with it (CMakeLists.txt)
 CAVE_EXPERIMENT = CONFIGS["experiments/cave.yaml"]
+CAVE_FIO_SECONDS = CAVE_EXPERIMENT["fio_reference"]["seconds"]  # each device's fio reference run
 CAVE_DATASETS = CONFIGS["datasets.yaml"]
 # The figures whose baselines cannot be built here (no pinned source, no network) are left out, and
 # marked "not run" with the command that runs them (CAVE_NOT_RUN, for the claims and the document).
@@ -17,13 +18,11 @@ CAVE_UNREACHABLE = cave_steps.unreachable_baselines_of_this_run(CAVE_DECLARED, w
 CAVE_PROFILE, CAVE_NOT_RUN = cave_steps.without_baselines(CAVE_DECLARED, list(CAVE_UNREACHABLE), PROFILE)
 CAVE_GRIDS = cave_plan.figure_grids(CAVE_EXPERIMENT, CAVE_PROFILE)
 CAVE_DEVICES = cave_plan.cave_devices(CAVE_PROFILE)
-CAVE_FIGURE_CSVS = {
-    name: f"results/cave/{name}.csv"
-    for name, panels in cave_plan.FIGURE_CSVS.items()
-    if any(panel in CAVE_GRIDS for panel in panels)
-}
+CAVE_FIGURE_CSVS = routed("gather_cave_results", [name for name, panels in cave_plan.FIGURE_CSVS.items()
+                                                  if any(panel in CAVE_GRIDS for panel in panels)])
 CAVE_DOWNLOADS = [f"results/cave/downloads/{name}.json" for name in CAVE_PROFILE.get("downloads", [])]
-CAVE_TABLE_5_1 = ["results/cave/table_5_1.csv"] if CAVE_PROFILE.get("table_5_1") or CAVE_DOWNLOADS else []
+CAVE_TABLE_5_1_CSV = routed("describe_cave_datasets")["table_5_1"]
+CAVE_TABLE_5_1 = [CAVE_TABLE_5_1_CSV] if CAVE_PROFILE.get("table_5_1") or CAVE_DOWNLOADS else []
 CAVE_MEASURED_RESULTS = ["results/cave/runs.csv", *CAVE_FIGURE_CSVS.values()] if CAVE_GRIDS else []
 CAVE_BASELINE_SYSTEMS = cave_plan.baseline_systems(CAVE_EXPERIMENT, CAVE_PROFILE)
 CAVE_BASELINE_DEVICES = cave_plan.baseline_devices(CAVE_EXPERIMENT, CAVE_PROFILE)
@@ -32,7 +31,7 @@ CAVE_BASELINE_SETTINGS = {**CAVE_EXPERIMENT["baselines"],
                           **({"timeout_s": CAVE_PROFILE["baseline_timeout_s"]} if "baseline_timeout_s" in CAVE_PROFILE else {}),
                           "timeout_s_by_system": CAVE_PROFILE.get("baseline_timeout_s_by_system", {})}
 # Figures 5.2-5.4's toy graph through the engine on a fixed schedule: in every profile.
-CAVE_TOY_TRACE = "results/cave/trace/fig_5_toy.csv"
+CAVE_TOY_TRACE = routed("trace_cave_toy_graph")["fig_5_toy"]
 CAVE_DETERMINISTIC_RESULTS = CAVE_TABLE_5_1 + [CAVE_TOY_TRACE]  # the graphs come from seeds: checksummed
 
 
@@ -42,17 +41,19 @@ rule build_cave:
         "systems/cave/CMakeLists.txt",
         glob_wildcards_files("systems/cave/src/{name}"),
         COMMON_NATIVE_SOURCES,
-        image("cave"),
+        image=image("cave"),
     output:
         binary=CAVE_BINARY,
         trace=CAVE_TRACE_BINARY,
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_cave.log",
     benchmark:
         "results/benchmarks/build_cave.tsv"
     run:
-        cave_steps.build_cave(binary=output.binary, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.build_cave,
+                     binary=output.binary, log=log[0])
 
 
 rule trace_cave_toy_graph:
@@ -67,7 +68,8 @@ rule trace_cave_toy_graph:
     log:
         "results/logs/trace_cave_toy_graph.log",
     run:
-        cave_steps.trace_cave_toy_graph(binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.trace_cave_toy_graph,
+                     binary=input.binary, scene=input.scene, csv_out=output.csv, log=log[0])
 
 
 rule build_cave_baseline:
@@ -82,13 +84,15 @@ rule build_cave_baseline:
         record="results/cave/baselines/{system}.json",
     wildcard_constraints:
         system="|".join(cave_plan.BASELINE_NAMES),
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_cave_baseline/{system}.log",
     benchmark:
         "results/benchmarks/build_cave_baseline/{system}.tsv"
     run:
-        cave_steps.build_cave_baseline(system=wildcards.system, record=output.record, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.build_cave_baseline,
+                     system=wildcards.system, record=output.record, log=log[0])
 
 
 rule fetch_cave_dataset:
@@ -111,18 +115,21 @@ rule describe_cave_datasets:
         downloads=CAVE_DOWNLOADS,
         image=image("cave"),
     output:
-        csv="results/cave/table_5_1.csv",
-        sidecar="results/cave/table_5_1.csv.json",
+        csv=CAVE_TABLE_5_1_CSV,
+        sidecar=f"{CAVE_TABLE_5_1_CSV}.json",
     params:
         graphs=CAVE_PROFILE.get("table_5_1", []),
         size=CAVE_PROFILE.get("graph_size"),
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/describe_cave_datasets.log",
     benchmark:
         "results/benchmarks/describe_cave_datasets.tsv"
     run:
-        cave_steps.describe_cave_datasets(binary=input.binary, graphs=params.graphs, size=params.size,
-                                          downloads=list(input.downloads), csv_out=output.csv, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.describe_cave_datasets,
+                     binary=input.binary, graphs=params.graphs, size=params.size, downloads=list(input.downloads),
+                     csv_out=output.csv, log=log[0])
 
 
 rule run_cave_experiments:
@@ -140,22 +147,20 @@ rule run_cave_experiments:
         timeline="results/cave/devices/{device}/timeline.csv",
     params:
         points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device),
-    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     resources:
-        machine_share=alone_unless_emulated,
         **devices_held(),
         **on_its_node(),
-    priority: measurement_priority()
+        **memory_as_measured(),
     log:
         "results/logs/run_cave_experiments/{device}.log",
     benchmark:
         "results/benchmarks/run_cave_experiments/{device}.tsv"
     run:
-        cave_steps.run_cave_experiments(name=wildcards.device, points=params.points, alpha_k=input.alpha_k,
-                                        binary=input.binary, emussd=input.emussd,
-                                        raw=f"results/raw/cave/{wildcards.device}", runs_out=output.runs,
-                                        timeline_out=output.timeline, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.run_cave_experiments,
+                     name=wildcards.device, points=params.points, fio_seconds=CAVE_FIO_SECONDS, alpha_k=input.alpha_k,
+                     binary=input.binary, emussd=input.emussd, raw=f"results/raw/cave/{wildcards.device}",
+                     runs_out=output.runs, timeline_out=output.timeline, log=log[0])
 
 
 rule run_cave_baselines:
@@ -174,21 +179,20 @@ rule run_cave_baselines:
     params:
         points=lambda w: cave_plan.device_points(CAVE_EXPERIMENT, CAVE_PROFILE, CAVE_DATASETS, w.device, baselines=True),
         settings=CAVE_BASELINE_SETTINGS,
-    threads: measurement_threads
+    threads: workflow.cores  # a measurement runs alone
     resources:
-        machine_share=alone_unless_emulated,
         **devices_held(),
         **on_its_node(),
-    priority: measurement_priority()
+        **memory_as_measured(),
     log:
         "results/logs/run_cave_baselines/{device}.log",
     benchmark:
         "results/benchmarks/run_cave_baselines/{device}.tsv"
     run:
-        cave_steps.run_cave_baselines(name=wildcards.device, points=params.points, alpha_k=input.alpha_k,
-                                      binary=input.binary, emussd=input.emussd, built=input.built,
-                                      settings=params.settings, raw=f"results/raw/cave/{wildcards.device}/baselines",
-                                      runs_out=output.runs, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, cave_steps.run_cave_baselines,
+                     name=wildcards.device, points=params.points, alpha_k=input.alpha_k, binary=input.binary,
+                     emussd=input.emussd, built=input.built, settings=params.settings,
+                     raw=f"results/raw/cave/{wildcards.device}/baselines", runs_out=output.runs, log=log[0])
 
 
 rule gather_cave_results:

@@ -1,4 +1,4 @@
-# Claims as code: every claim in configs/claims.yaml checked on this run's CSVs.
+# Claims as code: every claim in configs/claims/ checked on this run's CSVs.
 
 CLAIMS_REPORT = ["results/claims/claims.csv", "results/claims/report.md", "results/claims/report.html"]
 
@@ -6,13 +6,15 @@ CLAIMS_REPORT = ["results/claims/claims.csv", "results/claims/report.md", "resul
 rule check_claims:
     """Evaluate every thesis claim and write the claims report (CSV, Markdown, HTML)."""
     input:
-        claims="configs/claims.yaml",
+        claims=config_folder("claims"),
         image=image("report"),
         data=claim_data_files(PRODUCED_RESULTS),
     output:
         csv=CLAIMS_REPORT[0],
         markdown=CLAIMS_REPORT[1],
         html=report(CLAIMS_REPORT[2], caption="../report/claims.rst", category="Claims"),
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/check_claims.log",
     benchmark:
@@ -21,5 +23,6 @@ rule check_claims:
         profile=PROFILE,
         not_run=NOT_RUN,
     run:
-        report_steps.check_claims(data=input.data, profile=params.profile, not_run=params.not_run, csv=output.csv,
-                                  markdown=output.markdown, html=output.html, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.check_claims,
+                     claims_list=CLAIMS, data=input.data, profile=params.profile, not_run=params.not_run,
+                     csv=output.csv, markdown=output.markdown, html=output.html, log=log[0])

@@ -3,7 +3,7 @@ import json
 import re
 from pathlib import Path
 
-from ssdartifact import claims as artifact_claims, cluster as artifact_cluster, config as artifact_config, devices
+from ssdartifact import claims as artifact_claims, cluster as artifact_cluster, config as artifact_config, devices, preflight, routes
 from steps import ace as ace_steps, cave as cave_steps, emussd as emussd_steps, pio as pio_steps
 from steps import report as report_steps, restore as restore_steps, runtime
 from ssdartifact.paper import is_diagram, output_of, reproduced_items
@@ -11,11 +11,28 @@ from ssdartifact.paper import is_diagram, output_of, reproduced_items
 
 PROFILE = config.get("profile", "quick")
 try:
-    CONFIGS = artifact_config.check_all(PROFILE)
+    CONFIGS = preflight.check(PROFILE)  # the configs validated, and this host checked for their devices
 except artifact_config.ConfigError as error:
     raise WorkflowError(f"configuration error(s); nothing was run:\n{error}")
-INVENTORY = CONFIGS["inventory.yaml"]
-CLAIMS = CONFIGS["claims.yaml"]["claims"]
+INVENTORY = CONFIGS["inventory"]
+CLAIMS = CONFIGS["claims"]["claims"]
+
+
+def config_folder(name):
+    """A merged config folder's files (configs/claims/, configs/inventory/: one per chapter), as a rule's inputs."""
+    return [f"configs/{name}/{path.name}" for path in artifact_config.folder_files(artifact_config.CONFIG_DIR / name)]
+
+
+def routed(rule, names=()):
+    """What `rule` writes, by name: its outputs in configs/inventory/ (key routes), each pattern
+    filled with each of `names`. There each path is written once, and `make which` finds it."""
+    return routes.outputs(rule, names, INVENTORY)
+
+
+def routed_pattern(rule, wildcard):
+    """`rule`'s output pattern in configs/inventory/ (key routes), with its wildcard named."""
+    return routes.pattern(rule, wildcard, INVENTORY)
+
 
 PROFILE_CONFIG = artifact_config.load_profile(PROFILE)
 # native or docker: the profile's choice, or `--config runtime=...` (make RUNTIME=docker ...).
@@ -28,7 +45,7 @@ REPRODUCIBLE = {output_of(item): item for item in reproduced_items(INVENTORY)}
 
 
 def reproduction(path):
-    """Script and inputs of the item written to `path` (configs/inventory.yaml, key `reproduced`)."""
+    """Script and inputs of the item written to `path` (configs/inventory/, key `reproduced`)."""
     return REPRODUCIBLE[path]["reproduced"]
 
 
@@ -85,17 +102,8 @@ def image(name):
     return [record if RERUN_ON_RUNTIME_CHANGE else ancient(record)]
 
 
-# Measurements side by side (profile key emulated_side_by_side, or --config emulated_side_by_side=true). A measurement on an emulated
-# device is latency-bound: fio or the system under test waits on emussd's timed replies, and the
-# three use a fraction of a core (the characterization 5 % of one, PostgreSQL's single client less
-# than one). Two such measurements, each on its own device, then run at once and each takes one
-# of the machine's two shares; every other job takes both, so no computation (a build, R, a
-# simulator) ever runs beside a measurement, and a measurement on a real device (which shares the
-# machine's disk and CPU with everything) runs alone. Snakemake cannot forbid only "a computation
-# beside a measurement", so the deterministic jobs also run one at a time, which costs them little.
-SIDE_BY_SIDE = _switch("emulated_side_by_side",
-                       config.get("emulated_side_by_side", PROFILE_CONFIG.get("emulated_side_by_side", False)))
-MACHINE_SHARES = 2
+# A measurement runs alone: it takes every core (threads: workflow.cores), so no other job runs
+# beside it and disturbs it (docs/chapter-2-pio.md, "How measurements share the machine").
 
 # On a SLURM cluster (workflow/profiles/slurm sets cluster: slurm; docs/cluster.md), the machine is
 # each job's node: there is no machine to share, each measurement is sent to the node that holds its
@@ -114,44 +122,33 @@ if CLUSTER and workflow.is_main_process:  # not again inside each job
         raise WorkflowError("the declared devices do not match the SLURM cluster; nothing was run:\n"
                             + "\n".join(_problems))
 
-# One measurement per device at a time: every device a measurement uses is a resource of one
-# (ACE's runs also write their WAL to configs/experiments/ace.yaml's wal_device, so two ACE
-# campaigns never run side by side). On a cluster too: Snakemake holds them across all its jobs.
+# One measurement per device at a time: on a cluster, every device a measurement uses is a resource
+# of one that Snakemake holds across all its jobs (ACE's runs also write their WAL to
+# configs/experiments/ace.yaml's wal_device, so two ACE campaigns never run at once). On one machine a
+# measurement runs alone anyway.
 ACE_WAL_DEVICE = CONFIGS["experiments/ace.yaml"]["wal_device"]
-HOLD_DEVICES = SIDE_BY_SIDE or bool(CLUSTER)
-if SIDE_BY_SIDE and not CLUSTER:
-    workflow.register_resource("machine_share", MACHINE_SHARES)
-if HOLD_DEVICES:
+if CLUSTER:
     for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE}):
         workflow.register_resource(f"device_{name.replace('-', '_')}", 1)
 
 
 def devices_held(*also):
     """The device resources of a measurement: its own device (wildcard `device`) and `also`."""
-    if not HOLD_DEVICES:
+    if not CLUSTER:
         return {}
     return {f"device_{name.replace('-', '_')}": (lambda w, name=name: int(name in (w.device, *also)))
             for name in sorted({*PROFILE_CONFIG["devices"], ACE_WAL_DEVICE})}
 
 
-def alone_unless_emulated(wildcards):
-    """A measurement's machine share: one of two on an emulated device side by side, else all."""
-    emulated = devices.declaration(wildcards.device)["kind"] == "emulated"
-    return 1 if SIDE_BY_SIDE and emulated else MACHINE_SHARES
-
-
 def on_its_node(device_of=lambda wildcards: wildcards.device):
     """On a cluster, where a measurement runs: the node, feature or partition its device's
-    declaration names (ssdartifact.cluster.placement), and the node to itself unless it may share
-    it as here (side by side on an emulated device). Here: nothing."""
+    declaration names (ssdartifact.cluster.placement), and the node to itself. Here: nothing."""
     if not CLUSTER:
         return {}
 
     def resource(key):
         def value(wildcards):
-            declaration = devices.declaration(device_of(wildcards))
-            shares = SIDE_BY_SIDE and declaration["kind"] == "emulated"
-            return artifact_cluster.placement(declaration, exclusive=not shares)[key]
+            return artifact_cluster.placement(devices.declaration(device_of(wildcards)))[key]
         return value
     return {key: resource(key) for key in ("constraint", "slurm_partition", "slurm_extra")}
 
@@ -161,58 +158,22 @@ def alone_on_a_node():
     return {"slurm_extra": "--exclusive"} if CLUSTER else {}
 
 
-def measurement_threads(wildcards):
-    """A measurement's threads: all cores when it runs alone (nothing then runs beside it), else one."""
-    return 1 if alone_unless_emulated(wildcards) < MACHINE_SHARES else workflow.cores
-
-
-# The order that keeps both lanes busy when measurements run side by side (higher first; Snakemake
-# starts the ready job of highest priority that fits). ACE's campaigns all write their WAL to one
-# device, so they form one lane, the longest (about a third of the quick profile): the builds it
-# and the other measurements need come first, then ACE's campaigns on emulated devices, while the
-# other emulated measurements fill the second lane beside them; a measurement on a real device
-# runs alone, so it waits until nothing on an emulated one is ready. Without side by side the
-# order changes nothing but which job comes first.
-PRIORITY_BUILD_FOR_MEASUREMENTS = 30
-PRIORITY_ACE_CAMPAIGN = 20
-PRIORITY_EMULATED_MEASUREMENT = 10
-
-
-def measurement_priority(first_among_measurements=False):
-    """A measurement's priority: `first_among_measurements` for ACE's lane; real devices last."""
-    def priority(wildcards):
-        if devices.declaration(wildcards.device)["kind"] != "emulated":
-            return 0
-        return PRIORITY_ACE_CAMPAIGN if first_among_measurements else PRIORITY_EMULATED_MEASUREMENT
-    return priority
-
-
-def every_other_job_runs_alone():
-    """Called once all rules are defined. With measurements side by side, each rule that does not
-    declare its machine share takes the whole machine."""
-    if SIDE_BY_SIDE and not CLUSTER:
-        for each in workflow.rules:
-            if "machine_share" not in each.resources:
-                each.resources["machine_share"] = MACHINE_SHARES
-
-
 def memory_as_measured():
-    """Called once all rules are defined. On a cluster, a job asks for the memory its rule used on
-    this machine (results/benchmarks/: the same job's record, else the rule's largest; with a margin
-    and the jobstep's own, ssdartifact.cluster.memory_mb); a rule never run here keeps the profile's
-    default (workflow/profiles/slurm)."""
-    if not CLUSTER:
-        return
-    for each in workflow.rules:
-        if each.benchmark is None:
-            continue
-        pattern = str(each.benchmark)
-        recorded = sorted(Path().glob(re.sub(WILDCARD, "*", pattern)))
-        if recorded:
-            each.resources["mem_mb"] = (
-                lambda w, pattern=pattern, recorded=recorded:
-                artifact_cluster.memory_mb([p] if (p := Path(re.sub(WILDCARD, lambda m: w[m[1]], pattern))).exists()
-                                           else recorded))
+    """The memory a job asks for on a cluster (an entry of each rule's resources), what the same job used
+    on this machine (results/benchmarks/: the job's own record, else its rule's largest; with a margin
+    and the jobstep's own, ssdartifact.cluster.memory_mb), else the SLURM profile's default. Here:
+    nothing, so a docker step keeps its default limit (steps.runtime)."""
+    return {"mem_mb": _memory_as_measured} if CLUSTER else {}
+
+
+def _memory_as_measured(wildcards, rulename):
+    """Snakemake passes a resource function the name of the job's rule, whose benchmark pattern is
+    read here (never set: no rule changes after its definition)."""
+    pattern = str(workflow.get_rule(rulename).benchmark)
+    own = Path(re.sub(WILDCARD, lambda m: wildcards[m[1]], pattern))
+    recorded = [own] if own.exists() else sorted(Path().glob(re.sub(WILDCARD, "*", pattern)))
+    measured = artifact_cluster.memory_mb(recorded) if recorded else None
+    return measured or artifact_cluster.profile_default(Path(f"workflow/profiles/{CLUSTER}"), "mem_mb")
 
 
 WILDCARD = r"\{(\w+)(?:,[^}]*)?\}"  # {name} or {name,regex} in a path pattern
@@ -230,15 +191,22 @@ def whole_profile_run():
     return set(workflow.dag_settings.targets) <= {"all"}
 
 
-def steps_know_their_job():
-    """Called once all rules are defined. A step in a container may write only its job's declared
-    outputs and logs, and gets its threads and memory as limits (steps.runtime.with_job): Snakemake
-    passes them to a rule's run function, which hands them on to the step it calls."""
-    # Snakemake gives every rule the default resources first, its mem_mb among them (a guess from the
-    # inputs' size): a rule declares its memory when its mem_mb is another (memory_as_measured's, say).
+def in_its_image(rule, input, output, log, threads, resources, step, /, **arguments):
+    """`step(**arguments)` in the image the rule's input `image` names (image()), called by its run
+    block as `in_its_image(rule, input, output, log, threads, resources, <step>, <arguments>)`.
+    With the docker runtime the step runs there, where it may write only the job's declared outputs
+    and logs, and gets its threads and memory as limits (steps.runtime.running); natively, here.
+    (One call, not a with block: `snakemake --lint` counts a run block's bytecode.)"""
+    memory = resources.mem_mb if declares_memory(workflow.get_rule(rule)) else None
+    with runtime.running(runtime.Job(Path(input.image[0]).stem, tuple(map(str, [*output, *log])), int(threads),
+                                     memory)):
+        return step(**arguments)
+
+
+def declares_memory(rule):
+    """Whether `rule` declares its memory. Snakemake gives every rule the default resources first,
+    its mem_mb among them (a guess from the inputs' size, at least 1000 MB): a rule declares its
+    memory when its mem_mb is another (memory_as_measured's, say)."""
     default = workflow.resource_settings.default_resources
     guessed = default.get("mem_mb").raw if default is not None else None
-    for each in workflow.rules:
-        if each.run_func is not None:
-            declared = each.resources.get("mem_mb").raw not in (None, guessed)
-            each.run_func = runtime.with_job(each.run_func, declares_memory=declared)
+    return rule.resources.get("mem_mb").raw not in (None, guessed)

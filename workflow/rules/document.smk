@@ -12,7 +12,7 @@ DOCUMENT_PDF = "paper/build/artifact.pdf"
 rule write_document_sources:
     """Generate the document's LaTeX from the inventory, the reproduced items and the claims."""
     input:
-        inventory="configs/inventory.yaml",
+        inventory=config_folder("inventory"),
         image=image("report"),
         claims=CLAIMS_REPORT[0],
         reproduced=list(REPRODUCED),
@@ -21,13 +21,16 @@ rule write_document_sources:
         DOCUMENT_SOURCES,
     params:
         not_run=NOT_RUN,
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/write_document_sources.log",
     benchmark:
         "results/benchmarks/write_document_sources.tsv"
     run:
-        report_steps.write_document_sources(claims_csv=input.claims, out_dir="paper/generated", built=input.reproduced,
-                                            not_run=params.not_run, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.write_document_sources,
+                     inventory=INVENTORY, claims_csv=input.claims, out_dir="paper/generated", built=input.reproduced,
+                     not_run=params.not_run, log=log[0])
 
 
 rule build_document:
@@ -39,9 +42,12 @@ rule build_document:
         reproduced=list(REPRODUCED),
     output:
         pdf=DOCUMENT_PDF,
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_document.log",
     benchmark:
         "results/benchmarks/build_document.tsv"
     run:
-        report_steps.build_document(main=input.main, pdf=output.pdf, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.build_document,
+                     main=input.main, pdf=output.pdf, log=log[0])

@@ -3,7 +3,8 @@
 
 EMUSSD_BINARY = "systems/emussd/build/emussd"
 EMUSSD_SATURATION = CONFIGS["experiments/emussd.yaml"]["saturation"]
-EMUSSD_RESULTS = ["results/emussd/saturation.csv"] if in_profile(EMUSSD_SATURATION["device"]) else []
+EMUSSD_SATURATION_CSV = routed("emussd_saturation_sweep")["saturation"]
+EMUSSD_RESULTS = [EMUSSD_SATURATION_CSV] if in_profile(EMUSSD_SATURATION["device"]) else []
 
 
 rule build_emussd:
@@ -12,16 +13,18 @@ rule build_emussd:
         "systems/emussd/CMakeLists.txt",
         glob_wildcards_files("systems/emussd/src/{name}"),
         COMMON_NATIVE_SOURCES,
-        image("emussd"),
+        image=image("emussd"),
     output:
         binary=EMUSSD_BINARY,
-    priority: PRIORITY_BUILD_FOR_MEASUREMENTS
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_emussd.log",
     benchmark:
         "results/benchmarks/build_emussd.tsv"
     run:
-        emussd_steps.build_emussd(binary=output.binary, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, emussd_steps.build_emussd,
+                     binary=output.binary, log=log[0])
 
 
 rule emussd_saturation_sweep:
@@ -32,8 +35,8 @@ rule emussd_saturation_sweep:
         devices="configs/devices.yaml",
         image=image("emussd"),
     output:
-        csv="results/emussd/saturation.csv",
-        sidecar="results/emussd/saturation.csv.json",
+        csv=EMUSSD_SATURATION_CSV,
+        sidecar=f"{EMUSSD_SATURATION_CSV}.json",
         device_stats="results/emussd/saturation_device_stats.json",
         raw=directory("results/raw/emussd/saturation"),
     params:
@@ -41,10 +44,12 @@ rule emussd_saturation_sweep:
     threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     resources:
         **on_its_node(lambda wildcards: EMUSSD_SATURATION["device"]),
+        **memory_as_measured(),
     log:
         "results/logs/emussd_saturation_sweep.log",
     benchmark:
         "results/benchmarks/emussd_saturation_sweep.tsv"
     run:
-        emussd_steps.emussd_saturation(binary=input.binary, csv=output.csv, device_stats=output.device_stats,
-                                     raw=output.raw, fio_point=params.fio_point, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, emussd_steps.emussd_saturation,
+                     saturation=EMUSSD_SATURATION, binary=input.binary, csv=output.csv,
+                     device_stats=output.device_stats, raw=output.raw, fio_point=params.fio_point, log=log[0])

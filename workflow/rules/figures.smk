@@ -1,4 +1,4 @@
-# Figures and tables: one script per thesis item, declared in configs/inventory.yaml
+# Figures and tables: one script per thesis item, declared in configs/inventory/
 # (key `reproduced`), reading CSVs only.
 
 # The items this profile builds: those whose every input it produces (or is reference data).
@@ -28,12 +28,15 @@ rule draw_figure:
         sidecar="figures/generated/{name}.pdf.json",
     wildcard_constraints:
         name="|".join(R_FIGURE_NAMES),
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/draw_figure/{name}.log",
     benchmark:
         "results/benchmarks/draw_figure/{name}.tsv"
     run:
-        report_steps.draw_figure(script=input.script, theme=input.theme, data=input.data, pdf=output.pdf, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.draw_figure,
+                     script=input.script, theme=input.theme, data=input.data, pdf=output.pdf, log=log[0])
 
 
 rule draw_diagram:
@@ -55,12 +58,15 @@ rule draw_diagram:
         tikz="figures/generated/{name}.tikz",
     wildcard_constraints:
         name="|".join(DIAGRAM_NAMES) or "no diagram",
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/draw_diagram/{name}.log",
     benchmark:
         "results/benchmarks/draw_diagram/{name}.tsv"
     run:
-        report_steps.draw_diagram(script=input.script, data=input.data, tikz=params.tikz, pdf=output.pdf, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.draw_diagram,
+                     script=input.script, data=input.data, tikz=params.tikz, pdf=output.pdf, log=log[0])
 
 
 rule typeset_table:
@@ -74,12 +80,15 @@ rule typeset_table:
         sidecar="paper/generated/{name}.tex.json",
     wildcard_constraints:
         name=r"table_\d+_\d+|supp_[a-z0-9_]+",
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/typeset_table/{name}.log",
     benchmark:
         "results/benchmarks/typeset_table/{name}.tsv"
     run:
-        report_steps.typeset_table(script=input.script, data=input.data, tex=output.tex, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.typeset_table,
+                     script=input.script, data=input.data, tex=output.tex, log=log[0])
 
 
 rule figures_and_tables:

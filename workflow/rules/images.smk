@@ -4,7 +4,7 @@
 # in both runtimes). Each output's sidecar says which runtime and image made it; the record only orders
 # the DAG.
 
-from ssdartifact.containers import lineage
+from ssdartifact.containers.catalog import lineage
 
 IMAGE_NAMES = sorted(CONFIGS["containers.yaml"]["images"])
 
@@ -15,7 +15,7 @@ rule build_image:
     # Unless asked to rerun on a change of runtime, the record is made once and never remade: Snakemake
     # does not look for the missing outputs of jobs below one that reruns when their inputs from it are
     # ancient (common.smk, image()), so a rerun here would leave a deleted output unmade. A step in docker
-    # mode builds or finds its image's current tag itself (ssdartifact.containers.ensure_image).
+    # mode builds or finds its image's current tag itself (ssdartifact.containers.build.ensure_image).
     input:
         lambda w: [path for name in lineage(w.name) for path in glob_wildcards_files(f"containers/{name}/{{name}}")]
         + ["containers/base/packages.lock"]
@@ -26,6 +26,8 @@ rule build_image:
         name="|".join(IMAGE_NAMES),
     params:
         runtime=RUNTIME if RERUN_ON_RUNTIME_CHANGE else "",  # asked: a switch rewrites the record
+    resources:
+        **memory_as_measured(),
     log:
         "results/logs/build_image/{name}.log",
     benchmark:

@@ -4,8 +4,9 @@
 
 PIO_EXPERIMENT = "configs/experiments/pio.yaml"
 CHARACTERIZED = PROFILE_CONFIG["characterize"]["devices"]
-PIO_TABLES = ["sweeps", "alpha_k", "interference", "writeback"]
-PIO_GATHERED = [f"results/pio/{table}.csv" for table in PIO_TABLES] if CHARACTERIZED else []
+PIO_GATHERED_BY_TABLE = routed("gather_characterization")  # sweeps, alpha_k, interference, writeback
+PIO_TABLES = list(PIO_GATHERED_BY_TABLE)
+PIO_GATHERED = list(PIO_GATHERED_BY_TABLE.values()) if CHARACTERIZED else []
 # Figure 2.7: raw block devices beside their file-system twins, when both are characterized, and
 # the raw devices a profile lists under raw_vs_fs, measured with their twins by their thread
 # searches alone (search_device_threads) unless characterized. A loop device (kind loop) is made
@@ -18,7 +19,7 @@ FILE_SYSTEM_PAIRS = {
     and (name in RAW_VS_FS_LISTED or twin in CHARACTERIZED)
     and not (RUNTIME == "docker" and "loop" in (devices.declaration(name)["kind"], devices.declaration(twin)["kind"]))
 }
-RAW_VS_FS = ["results/pio/raw_vs_fs.csv"] if FILE_SYSTEM_PAIRS else []
+RAW_VS_FS = list(routed("raw_vs_fs").values()) if FILE_SYSTEM_PAIRS else []
 PIO_RESULTS = PIO_GATHERED + RAW_VS_FS
 
 FIGURE_2_7_DEVICES = sorted({device for pair in FILE_SYSTEM_PAIRS.items() for device in pair})
@@ -42,20 +43,19 @@ rule characterize_device:
         declaration=lambda w: devices.declaration(w.device),
         fio_point=PROFILE_CONFIG["fio_point"],
         characterize=PROFILE_CONFIG["characterize"],
-    # alone, or beside a measurement on another emulated device (common.smk, SIDE_BY_SIDE)
-    threads: measurement_threads
+    threads: workflow.cores  # a measurement runs alone: any job beside it would disturb it
     resources:
-        machine_share=alone_unless_emulated,
         **devices_held(),
         **on_its_node(),
-    priority: measurement_priority()
+        **memory_as_measured(),
     log:
         "results/logs/characterize_device/{device}.log",
     benchmark:
         "results/benchmarks/characterize_device/{device}.tsv"
     run:
-        pio_steps.characterize_device(name=wildcards.device, binary=input.binary, raw=output.raw,
-                                      fio_point=params.fio_point, profile=params.characterize, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, pio_steps.characterize_device,
+                     name=wildcards.device, experiment=CONFIGS["experiments/pio.yaml"], binary=input.binary,
+                     raw=output.raw, fio_point=params.fio_point, profile=params.characterize, log=log[0])
 
 
 # Thesis Table 6.2 (configs/experiments/restore.yaml, table_6_2) in a profile with a table_6_2 key:
@@ -87,20 +87,20 @@ rule search_device_threads:
         max_threads=PROFILE_CONFIG["characterize"]["max_threads"],
         # 4 KiB (Table 6.2), and 8 KiB as well for a device of Figure 2.7 (its panel A)
         block_sizes=lambda w: [4096, 8192] if w.device in FIGURE_2_7_DEVICES else [4096],
-    threads: measurement_threads
+    threads: workflow.cores  # a measurement runs alone
     resources:
-        machine_share=alone_unless_emulated,
         **devices_held(),
         **on_its_node(),
-    priority: measurement_priority()
+        **memory_as_measured(),
     log:
         "results/logs/search_device_threads/{device}.log",
     benchmark:
         "results/benchmarks/search_device_threads/{device}.tsv"
     run:
-        pio_steps.search_device_threads(name=wildcards.device, binary=input.binary, raw=output.raw,
-                                        fio_point=params.fio_point, max_threads=params.max_threads,
-                                        block_sizes=params.block_sizes, log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, pio_steps.search_device_threads,
+                     name=wildcards.device, experiment=CONFIGS["experiments/pio.yaml"], binary=input.binary,
+                     raw=output.raw, fio_point=params.fio_point, max_threads=params.max_threads,
+                     block_sizes=params.block_sizes, log=log[0])
 
 
 rule gather_characterization:

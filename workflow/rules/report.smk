@@ -12,6 +12,7 @@ rule picture_for_report:
     input:
         pdf="figures/generated/{name}.pdf",
         sidecar="figures/generated/{name}.pdf.json",
+        image=image("report"),
     output:
         report("results/report/figures/{name}.png", caption="../report/figure.rst", category="Figures",
                labels={"figure": "{name}"}),
@@ -21,7 +22,8 @@ rule picture_for_report:
     log:
         "results/logs/picture_for_report/{name}.log",
     run:
-        report_steps.picture_for_report(pdf=input.pdf, png=output[0], log=log[0])
+        in_its_image(rule, input, output, log, threads, resources, report_steps.picture_for_report,
+                     pdf=input.pdf, png=output[0], log=log[0])
 
 
 rule report_contents:

@@ -6,6 +6,7 @@
   python -m steps run NAME '{"keyword": value, ...}'     (a step inside its image)
   python -m steps guide update --profile quick | check [--results .]   (docs/'s generated numbers)
   python -m steps plan --profile full [--nodes N]       (the jobs, their estimated hours, the critical path)
+  python -m steps own declare --device DIR|/dev/X [--name N --destructive true ...] | own show   (make characterize)
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 from emussd import device as emulated
-from ssdartifact import REPO_ROOT, checksums, config
+from ssdartifact import REPO_ROOT, checksums, config, preflight
 from ssdartifact.guide import GuideError
 
 from . import ace, cave, emussd, guide, pio, report, restore, runtime, tables  # noqa: F401 (each registers its steps)
@@ -23,7 +24,7 @@ from . import ace, cave, emussd, guide, pio, report, restore, runtime, tables  #
 
 def _check_config(args: argparse.Namespace) -> int:
     try:
-        config.check_all(args.profile)
+        preflight.check(args.profile)
     except config.ConfigError as error:
         print(f"Configuration error(s); nothing was run:\n{error}", file=sys.stderr)
         return 2
@@ -37,6 +38,7 @@ def _check_config(args: argparse.Namespace) -> int:
               "report and the document mark their figures and claims so); the rest runs.")
         print("\n".join(f"  {why}" for why in unreachable.values()))
         print(f"To run them: {reason['fix']}")
+    restore.say_unreachable_original(config.load_profile(args.profile).get("restore", {}), args.profile)
     problems, notes = emulated.check_emulation(config.load_profile(args.profile), progress=print)
     for note in notes:
         print(f"emulated {note}")
@@ -119,8 +121,32 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _own(args: argparse.Namespace) -> int:
+    """make characterize: declare DEVICE (checked; nothing runs when refused), or show its alpha and k."""
+    from . import own  # noqa: PLC0415 (only this command needs it)
+    if args.action in ("show", "target"):
+        name = config.local_devices()[0]["name"]
+        print(own.summary(name) if args.action == "show" else own.results_of(name).relative_to(REPO_ROOT))
+        return 0
+    try:
+        device = own.declaration(args.device, name=args.name, destructive=args.destructive, force=args.force,
+                                 medium=args.medium, max_bytes=args.max_bytes)
+    except (own.OwnDeviceError, config.ConfigError) as error:
+        print(f"make characterize: refused; nothing was run or written:\n{error}", file=sys.stderr)
+        return 2
+    where = own.declare(device)
+    shown = where.relative_to(REPO_ROOT) if where.is_relative_to(REPO_ROOT) else where
+    print(f"characterize: declared {device['kind']} device {device['name']} ({device['path']}) in {shown}; "
+          "the own profile runs on it")
+    if device.get("mount_point"):  # what is measured: a forgotten mount would measure the disk under it
+        print(f"characterize: {device['path']} is on the {device['file_system']} file system mounted at "
+              f"{device['mount_point']}" + (" (the root file system: is your SSD mounted?)"
+                                            if device["mount_point"] == "/" else ""))
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
-    runtime.run_registered(args.name, args.call)
+    runtime.run_registered(args.name, sys.stdin.read())
     return 0
 
 
@@ -145,9 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_argument("--profile", default="full")
     sub.add_argument("--nodes", type=int, default=1, help="nodes the estimate spreads the work over")
     sub.set_defaults(run=_plan)
-    sub = commands.add_parser("run", help="run one step with keyword arguments given as JSON (inside its image)")
+    sub = commands.add_parser("own", help="make characterize: declare your own device, or show its alpha and k")
+    sub.add_argument("action", choices=["declare", "target", "show"])
+    for option in ("device", "name", "destructive", "force", "medium", "max-bytes"):
+        sub.add_argument(f"--{option}", default="")
+    sub.set_defaults(run=_own)
+    sub = commands.add_parser("run", help="run one step with keyword arguments given as JSON on standard input "
+                              "(inside its image)")
     sub.add_argument("name")
-    sub.add_argument("call")
     sub.set_defaults(run=_run)
     args = parser.parse_args(argv)
     if args.command == "guide":

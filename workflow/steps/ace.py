@@ -11,7 +11,7 @@ import pandas as pd
 from ace import build as ace_build
 from ace import campaign, ideal, plan, sim, trace
 from ace.results import FIGURE_COLUMNS, RUN_COLUMNS, figure_rows, summarize
-from ssdartifact import REPO_ROOT, config, devices, files, provenance
+from ssdartifact import REPO_ROOT, devices, files, provenance
 from ssdartifact.tidy import write_csv
 
 from .runtime import StepFailed, config_hashes, device_facts, in_image, open_device, run_logged
@@ -29,7 +29,7 @@ def fetch_postgresql_source(*, tarball: str, log: str) -> None:
     Path(log).write_text(f"{fetched}: sha256 as in systems/ace/source.yaml\n", encoding="utf-8")
 
 
-@in_image("ace", writes=(ace_build.BUILD_ROOT,))
+@in_image(writes=(ace_build.BUILD_ROOT,))
 def build_ace_server(*, record: str, jobs: int, log: str) -> None:
     """The patched PostgreSQL (release build, `make -j jobs`) and a record of where it is and what
     it is built from."""
@@ -49,23 +49,22 @@ def _install(server_record: str) -> Path:
     return REPO_ROOT / json.loads(Path(server_record).read_text(encoding="utf-8"))["install"]
 
 
-@in_image("ace", writes=(ACE_SCRATCH,))
-def load_ace_templates(*, points: list[dict], profile_ace: dict, server_record: str, record: str, log: str) -> None:
+@in_image(writes=(ACE_SCRATCH,))
+def load_ace_templates(*, points: list[dict], profile_ace: dict, experiment: dict, server_record: str, record: str,
+                       log: str) -> None:
     """Every database Chapter 4's campaigns run on (`points`: every device's), loaded once into a
-    template cluster, off the devices. Its own job, so that no campaign loads one (PostgreSQL and
-    pgbench busy on both cores for half a minute or more) beside a measurement on another device
-    when measurements run side by side."""
+    template cluster, off the devices. Its own job, so that loading one (PostgreSQL and pgbench
+    busy on both cores for half a minute or more) is never part of a campaign's measured time."""
     started = provenance.now()
-    fillfactor = config.load("experiments/ace.yaml")["fillfactor"]
     with open(log, "w", encoding="utf-8") as progress:
-        loaded = campaign.load_templates(_install(server_record), points, profile_ace, fillfactor,
+        loaded = campaign.load_templates(_install(server_record), points, profile_ace, experiment["fillfactor"],
                                          lambda message: print(message, file=progress, flush=True))
     files.atomic_write_text(Path(record), json.dumps(loaded, indent=1) + "\n")
     provenance.write_sidecar(record, produced_by="steps.ace.load_ace_templates", inputs=[server_record],
                              started=started)
 
 
-@in_image("ace", writes=(ACE_SCRATCH,))
+@in_image(writes=(ACE_SCRATCH,))
 def record_tpcc_trace(*, server_record: str, warehouses: int, transactions: int, trace_out: str, log: str) -> None:
     """TPC-C's page-access trace on our PostgreSQL (ace.trace), for Chapter 6's TPC-C rows; off the
     devices, alone (a computation: its time is not measured)."""
@@ -90,22 +89,21 @@ def ace_device_facts(name: str, alpha_k: list[str]) -> dict:
             "device_k_w": facts["k_w"], "device_alpha": facts["alpha"], "k_w_source": facts["source"]}
 
 
-@in_image("ace", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(ACE_SCRATCH,), kept=("raw",))
-def run_ace_experiments(*, name: str, points: list[dict], profile_ace: dict, server_record: str, alpha_k: list[str],
-                        binary: list[str], raw: str, csv_out: str, log: str) -> None:
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(ACE_SCRATCH,), kept=("raw",))
+def run_ace_experiments(*, name: str, points: list[dict], profile_ace: dict, experiment: dict, server_record: str,
+                        alpha_k: list[str], binary: list[str], raw: str, csv_out: str, log: str) -> None:
     """Chapter 4's runs on one device (`points`: ace.plan.device_points; `binary`: emussd's, for an
     emulated device), kept in `raw` so that an interrupted campaign resumes."""
     started = provenance.now()
-    settings = config.load("experiments/ace.yaml")
     facts = ace_device_facts(name, alpha_k)
-    runs = plan.runs(points, profile_ace, settings["fillfactor"], facts["device_k_w"])
+    runs = plan.runs(points, profile_ace, experiment["fillfactor"], facts["device_k_w"])
 
     def open_on_this_machine(device: str, needed: int):
         return open_device(device, needed, emussd_binary=binary[0] if binary and device == name else None)
 
     with open(log, "w", encoding="utf-8") as progress:
         rows, kept = campaign.run(device=name, facts=facts, runs=runs, install=_install(server_record),
-                                  settings=settings, raw_dir=Path(raw), open_device=open_on_this_machine,
+                                  settings=experiment, raw_dir=Path(raw), open_device=open_on_this_machine,
                                   say=lambda message: print(message, file=progress, flush=True))
     write_csv(csv_out, RUN_COLUMNS, rows)
     provenance.write_sidecar(csv_out, produced_by="steps.ace.run_ace_experiments",
@@ -114,11 +112,10 @@ def run_ace_experiments(*, name: str, points: list[dict], profile_ace: dict, ser
                              device=devices.declaration(name), started=started, columns=RUN_COLUMNS)
 
 
-def gather_ace_results(*, per_device: list[str], grids: dict, profile_ace: dict, runs_csv: str, figure_csvs: dict,
-                       log: str) -> None:
+def gather_ace_results(*, per_device: list[str], grids: dict, profile_ace: dict, experiment: dict, runs_csv: str,
+                       figure_csvs: dict, log: str) -> None:
     """Every run in one CSV, and one CSV per figure with the means, speedups and deltas."""
     started = provenance.now()
-    experiment = config.load("experiments/ace.yaml")
     runs = pd.concat([pd.read_csv(path) for path in per_device], ignore_index=True)
     write_csv(runs_csv, RUN_COLUMNS, runs.to_dict("records"))
     provenance.write_sidecar(runs_csv, produced_by="steps.ace.gather_ace_results", inputs=per_device,
@@ -131,17 +128,17 @@ def gather_ace_results(*, per_device: list[str], grids: dict, profile_ace: dict,
     Path(log).write_text(f"{len(runs)} runs on {len(per_device)} devices\n", encoding="utf-8")
 
 
-@in_image("ace")
+@in_image()
 def build_ace_simulator(*, binary: str, log: str) -> None:
     built = sim.build(Path(binary).parent)
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
 
 
-@in_image("ace")
-def simulate_ideal_speedup(*, figure: str, binary: str, csv_out: str, log: str) -> None:
-    """Figure 4.2 or 4.14A's points from the bufferpool simulator (deterministic)."""
+@in_image()
+def simulate_ideal_speedup(*, figure: str, simulator: dict, binary: str, csv_out: str, log: str) -> None:
+    """Figure 4.2 or 4.14A's points from the bufferpool simulator (deterministic; `simulator`:
+    configs/experiments/ace.yaml's)."""
     started = provenance.now()
-    simulator = config.load("experiments/ace.yaml")["simulator"]
     if figure == "fig_4_2":
         rows = ideal.figure_4_2(Path(binary), simulator,
                                 {name: devices.model(name) for name in simulator["fig_4_2"]["presets"]})
@@ -154,7 +151,7 @@ def simulate_ideal_speedup(*, figure: str, binary: str, csv_out: str, log: str) 
     Path(log).write_text(f"{len(rows)} points\n", encoding="utf-8")
 
 
-@in_image("ace")
+@in_image()
 def trace_bufferpool_scene(*, binary: str, scene: str, csv_out: str, log: str) -> None:
     """A toy example stepped through the simulator: Figures 4.4 and 4.6's pools (ace-sim-scene),
     Figure 4.7's history prefetcher (ace-sim-history); the tools take the same arguments."""

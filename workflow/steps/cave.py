@@ -26,13 +26,13 @@ CAVE_SCRATCH = datasets.GRAPHS.parent
 BASELINE_BUILDS = baseline_build.BUILD_ROOT
 
 
-@in_image("cave")
+@in_image()
 def build_cave(*, binary: str, log: str) -> None:
     built = engine.build(Path(binary).parent)
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
 
 
-@in_image("cave")
+@in_image()
 def trace_cave_toy_graph(*, binary: str, scene: str, csv_out: str, log: str) -> None:
     """The engine's traversals and cache pool on Figures 5.2-5.4's toy graph (cave-trace); its
     graphs are written beside the output (O_DIRECT needs a real file system) and removed."""
@@ -53,7 +53,7 @@ def fetch_cave_dataset(*, name: str, record: str, log: str) -> None:
     Path(log).write_text((fetched["message"] or f"dataset {name}: {fetched['status']}") + "\n", encoding="utf-8")
 
 
-@in_image("cave", writes=(CAVE_SCRATCH,))
+@in_image(writes=(CAVE_SCRATCH,))
 def describe_cave_datasets(*, binary: str, graphs: list[str], size: str, downloads: list[str], csv_out: str,
                            log: str) -> None:
     """Table 5.1 over the generated `graphs` and the real datasets this profile fetched
@@ -68,11 +68,12 @@ def describe_cave_datasets(*, binary: str, graphs: list[str], size: str, downloa
     Path(log).write_text("\n".join([f"{len(rows)} graphs", *messages]) + "\n", encoding="utf-8")
 
 
-@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH,), kept=("raw",))
-def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
-                         raw: str, runs_out: str, timeline_out: str, log: str) -> None:
-    """Chapter 5's points on one device (`emussd`: emussd's binary, for an emulated device), each
-    kept in `raw` as it finishes so that an interrupted campaign resumes."""
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH,), kept=("raw",))
+def run_cave_experiments(*, name: str, points: list[dict], fio_seconds: float, alpha_k: list[str], binary: str,
+                         emussd: list[str], raw: str, runs_out: str, timeline_out: str, log: str) -> None:
+    """Chapter 5's points on one device (`emussd`: emussd's binary, for an emulated device; `fio_seconds`:
+    configs/experiments/cave.yaml's fio_reference), each kept in `raw` as it finishes so that an
+    interrupted campaign resumes."""
     started = provenance.now()
     facts = device_facts(name, alpha_k, block_size=4096)
     with open(log, "w", encoding="utf-8") as progress:
@@ -80,7 +81,7 @@ def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], b
             device=name, points=points, k_r=facts["k_r"], binary=Path(binary),
             device_labels={"device_kind": facts["device_kind"], "device_k_r": facts["k_r"],
                            "k_r_source": facts["source"]},
-            fio_seconds=config.load("experiments/cave.yaml")["fio_reference"]["seconds"], raw_dir=Path(raw),
+            fio_seconds=fio_seconds, raw_dir=Path(raw),
             open_device=lambda needed: open_device(name, needed, emussd_binary=emussd[0] if emussd else None),
             say=lambda message: print(message, file=progress, flush=True))
     write_csv(runs_out, RUN_COLUMNS, rows)
@@ -91,7 +92,7 @@ def run_cave_experiments(*, name: str, points: list[dict], alpha_k: list[str], b
                                  device=devices.declaration(name), started=started, columns=columns)
 
 
-@in_image("cave", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH, BASELINE_BUILDS),
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), writes=(CAVE_SCRATCH, BASELINE_BUILDS),
           kept=("raw",))
 def run_cave_baselines(*, name: str, points: list[dict], alpha_k: list[str], binary: str, emussd: list[str],
                        built: list[str], settings: dict, raw: str, runs_out: str, log: str) -> None:
@@ -179,7 +180,7 @@ def build_cave_baseline(*, system: str, record: str, log: str) -> None:
 # writable, two builds side by side (a root host's steps run as nobody) each gave back to root,
 # when it ended, the files of the other's build still running; that build's linker could then not
 # make its program executable, and the run failed with EACCES (CI, 2026-11-28).
-@in_image("cave", kept=("folder",))
+@in_image(kept=("folder",))
 def build_cave_baseline_from_its_download(*, system: str, record: str, log: str, folder: str) -> None:
     try:
         baseline_build.build(system, progress=lambda message: print(message, file=sys.stderr, flush=True))

@@ -10,13 +10,13 @@ from emussd import harness
 from pio import fio
 from pio.bench import TIME_COLUMNS
 from pio.sweep import prepare_sparse_files, run_sweep
-from ssdartifact import config, devices, provenance
+from ssdartifact import devices, provenance
 from ssdartifact.tidy import write_csv
 
 from .runtime import config_hashes, in_image, open_device
 
 
-@in_image("emussd")
+@in_image()
 def build_emussd(*, binary: str, log: str) -> None:
     built = harness.build(Path(binary).parent)
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
@@ -30,11 +30,13 @@ DECLARED_COLUMNS = {
 }
 
 
-@in_image("emussd", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
-def emussd_saturation(*, binary: str, csv: str, device_stats: str, raw: str, fio_point: dict, log: str) -> None:
-    """fio thread sweep on emussd's benchmark device; each row also carries the declared model."""
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",))
+def emussd_saturation(*, saturation: dict, binary: str, csv: str, device_stats: str, raw: str, fio_point: dict,
+                      log: str) -> None:
+    """fio thread sweep on emussd's benchmark device (`saturation`: configs/experiments/emussd.yaml's);
+    each row also carries the declared model."""
     started = provenance.now()
-    experiment = config.load("experiments/emussd.yaml")["saturation"]
+    experiment = saturation
     device = devices.declaration(experiment["device"])
     model = devices.emulated_model(device)
     points = [fio.FioPoint(op, "random", experiment["block_size"], threads, 1, experiment["engine"],

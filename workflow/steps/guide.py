@@ -6,7 +6,7 @@ for any job, device or test suite without new code:
                                            (results/runs/<profile>.json); <profile>.run_date its day
   <profile>.job_min.<rule>[.<wildcard>]    minutes a rule's jobs took, summed (results/benchmarks/),
   <profile>.job_s.<rule>[.<wildcard>]      or seconds; e.g. quick.job_min.run_ace_experiments.emu-pcie-db
-  <profile>.claims[.chapter<N>].<status>  claims passed, failed, known (failed where configs/claims.yaml
+  <profile>.claims[.chapter<N>].<status>  claims passed, failed, known (failed where configs/claims/
                                            says they may at this scale), unexpected, not_run, total
   <profile>.ace.runs[.<device>]            ACE runs measured (results/ace/runs.csv)
   <profile>.ace.s_per_run[.<device>]       seconds of ACE's campaign per run (its benchmark / its runs)
@@ -15,6 +15,9 @@ for any job, device or test suite without new code:
   <profile>.device.<device>.<alpha|alpha_cost|k_r|k_w>  the characterization's alpha (of bandwidths, or of
                                            costs) and k, 4 KiB random
   <profile>.claim:<id>:<status|summary>    a claim's status, or its measured numbers up to the first ';'
+                                           (recorded for every claim of the run's report, on a page or not:
+                                           docs/numbers.json is the per-claim record, and `make guide-check`
+                                           names a claim of configs/claims/ it lacks)
   <profile>.value.<key>                    a number of a result CSV: docs/values.yaml's entry <key> (data,
                                            column, aggregate, where: a pandas query, format)
   tests.<suite>.<passed|failed|skipped|min>  a test suite's JUnit report (results/tests/<suite>.xml)
@@ -227,22 +230,61 @@ def last_profile(root: Path) -> str | None:
     return max(records, key=lambda record: record["started"])["profile"] if records else None
 
 
+CLAIM_FIELDS = ("status", "summary")
+
+
+def claim_names(profile: str, ids) -> set[str]:
+    """The per-claim numbers of `profile`: each claim's status and summary."""
+    return {f"{profile}.claim:{claim}:{field}" for claim in ids for field in CLAIM_FIELDS}
+
+
+def is_claim_number(name: str) -> bool:
+    return name.split(".", 1)[-1].startswith("claim:")
+
+
 def update(profile: str, root: Path, docs: Path = guide.DOCS) -> list[Path]:
     """Take `profile`'s numbers (and the test reports') from the results tree `root` into the
-    pages; the other profiles' numbers stay as recorded."""
+    pages, with the numbers of every claim its report lists; the other profiles' numbers stay as recorded."""
     last = last_profile(root)
     if last is not None and last != profile:
         raise GuideError(f"the last run in {root / 'results'} was profile {last!r}, not {profile!r}: its benchmarks "
                          f"and claims are {last}'s (run `make guide PROFILE={last}`, or reproduce {profile} first)")
     names = {name for name in used_names(docs) if name.split(".")[0] in (profile, "tests")}
-    return guide.update(definitions(names), root, docs)
+    report = root / "results/claims/claims.csv"
+    if not report.exists():
+        return guide.update(definitions(names), root, docs)
+    claims_now = claim_names(profile, [row["id"] for row in _rows(report)])
+    # a claim the report no longer has (renamed or removed) leaves the record
+    return guide.update(definitions(names | claims_now), root, docs,
+                        stale=lambda name: name.startswith(f"{profile}.claim:") and name not in claims_now)
 
 
-def problems(docs: Path = guide.DOCS, root: Path | None = None, profile: str | None = None) -> list[str]:
-    """Where docs/ is out of date (ssdartifact.guide.problems); `profile`: only that profile's numbers."""
+def missing_claims(recorded: dict, ids, only=lambda name: True) -> list[str]:
+    """For each profile with claim numbers in docs/numbers.json, the claims of `ids` it has none of."""
+    profiles = sorted({name.split(".")[0] for name in recorded if is_claim_number(name) and only(name)})
+    found = []
+    for profile in profiles:
+        wanted = claim_names(profile, ids)
+        found += [f"docs/numbers.json: {profile} has no {name.rpartition(':')[2]} of claim {name.split(':')[1]}: run "
+                  f"`make guide PROFILE={profile}` after a {profile} run" for name in sorted(wanted - set(recorded))]
+        found += [f"docs/numbers.json: {profile} records claim {name.split(':')[1]}, which configs/claims/ does "
+                  f"not have: run `make guide PROFILE={profile}` after a {profile} run" for name in
+                  sorted(n for n in recorded if n.startswith(f"{profile}.claim:") and n not in wanted)]
+    return found
+
+
+def problems(docs: Path = guide.DOCS, root: Path | None = None, profile: str | None = None,
+             claim_ids=None) -> list[str]:
+    """Where docs/ is out of date (ssdartifact.guide.problems), and each claim of `claim_ids` (the
+    repository's guide: configs/claims/'s) docs/numbers.json has no numbers for; `profile`: only
+    that profile's numbers."""
     try:
         known = definitions(used_names(docs))
     except GuideError as error:
         return [str(error)]
-    return guide.problems(known, docs, root,
-                          only=(lambda name: name.split(".")[0] == profile) if profile else (lambda name: True))
+    only = (lambda name: name.split(".")[0] == profile) if profile else (lambda name: True)
+    if claim_ids is None and docs == guide.DOCS:
+        claim_ids = [claim["id"] for claim in config.load("claims")["claims"]]
+    recorded = guide.load(docs / guide.NUMBERS.name)["numbers"]
+    claims_problems = missing_claims(recorded, claim_ids, only) if claim_ids is not None else []
+    return guide.problems(known, docs, root, only=only, unpaged=is_claim_number) + claims_problems

@@ -3,6 +3,7 @@ and Chapter 2's characterization of each declared device, gathered over devices.
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import sys
@@ -10,13 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 from pio import bench, characterize, fio, sweep, writeback_app
-from ssdartifact import config, devices, provenance
+from ssdartifact import devices, provenance
 from ssdartifact.tidy import write_csv
 
 from .runtime import config_hashes, in_image, open_device, run_logged
 
 
-@in_image("pio")
+@in_image()
 def pio_model_curve(*, curve: str, csv: str, log: str) -> None:
     run_logged([sys.executable, "-m", "pio.curves", curve, csv], log)
 
@@ -35,24 +36,26 @@ def characterization_outputs(directory: str, tables=("sweeps", "alpha_k", "inter
     return {name: Path(directory) / f"{name}.csv" for name in tables}
 
 
-@in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
-def characterize_device(*, name: str, binary: list[str], raw: str, fio_point: dict, profile: dict, log: str) -> None:
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
+def characterize_device(*, name: str, experiment: dict, binary: list[str], raw: str, fio_point: dict, profile: dict,
+                        log: str) -> None:
     """Thesis Chapter 2 on one declared device: every CSV of results/pio/devices/<name>/
-    (`binary`: emussd's, for an emulated device, else empty; `profile`: the profile's `characterize`)."""
-    experiment = config.load("experiments/pio.yaml")
+    (`experiment`: configs/experiments/pio.yaml's; `binary`: emussd's, for an emulated device, else
+    empty; `profile`: the profile's `characterize`)."""
+    experiment = copy.deepcopy(experiment)  # sized for this device below; the caller's stays as given
     if "random_block_sizes" in profile:
         experiment["characterization"]["random_block_sizes"] = profile["random_block_sizes"]
     _characterize(name, binary, raw, fio_point, profile["max_threads"], experiment, f"results/pio/devices/{name}",
                   log, searches_only=False)
 
 
-@in_image("pio", devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
-def search_device_threads(*, name: str, binary: list[str], raw: str, fio_point: dict, max_threads: int,
-                          block_sizes: list[int], log: str) -> None:
+@in_image(devices=("/dev/fuse",), capabilities=("SYS_ADMIN",), block_devices=True)
+def search_device_threads(*, name: str, experiment: dict, binary: list[str], raw: str, fio_point: dict,
+                          max_threads: int, block_sizes: list[int], log: str) -> None:
     """Thesis Table 6.2 or Figure 2.7 on a device Chapter 2 does not characterize: the random thread
     searches alone at `block_sizes` (one thread's latency, alpha and k; no other block size, no
     sequential, queue-depth, interference or write-back run), in results/pio/searches/<name>/{sweeps,alpha_k}.csv."""
-    experiment = config.load("experiments/pio.yaml")
+    experiment = copy.deepcopy(experiment)
     experiment["characterization"].update(random_block_sizes=list(block_sizes), sequential_block_sizes=[])
     _characterize(name, binary, raw, fio_point, max_threads, experiment, f"results/pio/searches/{name}", log,
                   searches_only=True)

@@ -8,12 +8,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ssdartifact import claims, config, paper, provenance
+from ssdartifact import claims, paper, provenance
 
 from .runtime import in_image, run_logged
 
 
-@in_image("report")
+@in_image()
 def draw_figure(*, script: str, theme: str, data: list[str], pdf: str, log: str) -> None:
     started = provenance.now()
     run_logged(["Rscript", script, *data, pdf], log)
@@ -26,7 +26,7 @@ def draw_figure(*, script: str, theme: str, data: list[str], pdf: str, log: str)
 DIAGRAM_FRAME = "figures/diagrams/frame.tex"
 
 
-@in_image("report")
+@in_image()
 def draw_diagram(*, script: str, data: list[str], tikz: str, pdf: str, log: str) -> None:
     """A diagram: a TikZ picture as it is (figures/diagrams/fig_N_M.tex), or the one a script
     writes (to `tikz`) from a trace of our systems (figures/diagrams/fig_N_M.py)."""
@@ -44,7 +44,7 @@ def draw_diagram(*, script: str, data: list[str], tikz: str, pdf: str, log: str)
     provenance.write_sidecar(pdf, produced_by=script, inputs=[script, DIAGRAM_FRAME, *data], started=started)
 
 
-@in_image("report")
+@in_image()
 def picture_for_report(*, pdf: str, png: str, log: str) -> None:
     """The first page of a figure at screen resolution (poppler's pdftoppm), for the HTML report."""
     with tempfile.TemporaryDirectory(prefix="picture-") as scratch:
@@ -53,32 +53,32 @@ def picture_for_report(*, pdf: str, png: str, log: str) -> None:
         shutil.move(f"{scratch}/page.png", png)
 
 
-@in_image("report")
+@in_image()
 def typeset_table(*, script: str, data: list[str], tex: str, log: str) -> None:
     started = provenance.now()
     run_logged([sys.executable, script, *data, tex], log)
     provenance.write_sidecar(tex, produced_by=script, inputs=[script, *data], started=started)
 
 
-@in_image("report")
-def check_claims(*, data: list[str], profile: str, not_run: dict, csv: str, markdown: str, html: str,
-                 log: str) -> None:
+@in_image()
+def check_claims(*, claims_list: list[dict], data: list[str], profile: str, not_run: dict, csv: str, markdown: str,
+                 html: str, log: str) -> None:
     """Check every claim on the CSVs this profile produced (`data`); the others are 'not run', with
     the reason and the command that runs them when this machine could not make them (`not_run`)."""
-    rows = claims.evaluate_all(config.load("claims.yaml")["claims"], available=set(data), profile=profile,
+    rows = claims.evaluate_all(claims_list, available=set(data), profile=profile,
                                not_run=not_run)
     claims.write_report(rows, Path(csv), Path(markdown), Path(html), not_run=not_run)
     Path(log).write_text(f"claims: {claims.summary(rows)}\n", encoding="utf-8")
 
 
-@in_image("report")
-def write_document_sources(*, claims_csv: str, out_dir: str, built: list[str], not_run: dict, log: str) -> None:
-    written = paper.write_document(config.load("inventory.yaml"), Path(claims_csv), Path(out_dir), set(built),
-                                   not_run)
+@in_image()
+def write_document_sources(*, inventory: dict, claims_csv: str, out_dir: str, built: list[str], not_run: dict,
+                           log: str) -> None:
+    written = paper.write_document(inventory, Path(claims_csv), Path(out_dir), set(built), not_run)
     Path(log).write_text("".join(f"wrote {path}\n" for path in written), encoding="utf-8")
 
 
-@in_image("report")
+@in_image()
 def build_document(*, main: str, pdf: str, log: str) -> None:
     out_dir = str(Path(pdf).parent)
     run_logged(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", f"-outdir={out_dir}", main], log)
@@ -92,10 +92,11 @@ def build_image(*, name: str, runtime: str, identity: str, log: str) -> None:
     if runtime == "native":
         record = "native"
     else:
-        from ssdartifact import containers  # noqa: PLC0415 (only the docker runtime needs it)
+        from ssdartifact.containers.build import ensure_image  # noqa: PLC0415 (only the docker runtime needs it)
+        from ssdartifact.containers.engine import image_id  # noqa: PLC0415
 
-        tag = containers.ensure_image(name)
-        record = f"{tag}@{containers.image_id(tag)}"
+        tag = ensure_image(name)
+        record = f"{tag}@{image_id(tag)}"
     Path(identity).write_text(f"{record}\n", encoding="utf-8")
     Path(log).write_text(f"image {name}: {record}\n", encoding="utf-8")
 

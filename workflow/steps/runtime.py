@@ -1,11 +1,13 @@
-"""Where and how a step runs, decided once for every step.
+"""Where and how a step runs.
 
-Each step names its system's image (`@in_image`); with `runtime: docker` the call is made again
-inside that image (`python -m steps run NAME ARGS-AS-JSON`), hardened (ssdartifact.containers,
+A rule states where its steps run: its input `image` (workflow/rules/common.smk, image()) names its
+system's image, and its run block calls its step through `in_its_image` (common.smk), which hands
+it the job (`running`): the image, the rule's declared outputs and logs, its threads and memory.
+Snakemake has no Docker runtime of its own and hands a run: block's job to no function it calls.
+With `runtime: docker` a step (`@in_image`) is called again inside the job's image
+(`python -m steps run NAME`, its arguments as JSON on standard input), hardened (ssdartifact.containers.hardened,
 docker_run_command): the repository read-only but for the job's declared outputs and logs and the
-step's own scratch (`writes`), the job's threads and memory as its limits. Snakemake has no Docker
-runtime of its own, and hands a run: block's job to no function it calls: the Snakefile wraps each
-rule's run function (`with_job`) so that the step finds its job here (`current_job`).
+step's own scratch (`writes`), the job's threads and memory as its limits.
 
 Commands run through `run_logged`, the one place that decides how a tool is started: with the
 environment that makes generated PDFs reproducible, from the repository root, its output in the
@@ -17,6 +19,7 @@ emulated device; `device_facts` gives a device's alpha and k (measured or declar
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -49,33 +52,24 @@ def configure(runtime: str) -> None:
 
 @dataclass(frozen=True)
 class Job:
-    """What a step in a container may use: its rule's declared outputs and logs, threads and memory."""
+    """What a step in a container may use: its rule's image, declared outputs and logs, threads and memory."""
+    image: str
     outputs: tuple[str, ...]
     threads: int
     mem_mb: int | None
 
 
-_JOB = threading.local()  # the job of the run: block this thread runs (Snakemake runs jobs in threads)
+_JOB = threading.local()  # the job whose run: block this thread runs (Snakemake runs jobs in threads)
 
 
-class with_job:  # named as the function it stands for: the Snakefile wraps every rule's run function with it
-    """A rule's run function that records its job for the steps it calls (steps_know_their_job).
-    Snakemake calls run functions with these first arguments; `snakemake --lint` reads a run
-    block's length from its function's code, which stays the rule's own. `declares_memory`: the
-    rule's resources name mem_mb; Snakemake gives every job one, its guess from the inputs' size
-    (at least 1000 MB) where the rule declares none, which is no declaration."""
-
-    def __init__(self, run, declares_memory: bool):
-        self.run, self.declares_memory = run, declares_memory
-        self.__code__ = run.__code__
-
-    def __call__(self, input, output, params, wildcards, threads, resources, log, *rest):
-        memory = getattr(resources, "mem_mb", None) if self.declares_memory else None
-        _JOB.current = Job(tuple(map(str, [*output, *log])), int(threads), memory)
-        try:
-            return self.run(input, output, params, wildcards, threads, resources, log, *rest)
-        finally:
-            _JOB.current = None
+@contextlib.contextmanager
+def running(job: Job):
+    """The steps called inside run for `job` (a rule's run block: common.smk, in_its_image)."""
+    _JOB.current = job
+    try:
+        yield job
+    finally:
+        _JOB.current = None
 
 
 def current_job() -> Job:
@@ -91,9 +85,10 @@ def current_job() -> Job:
 DEVICE_SCRATCH = (EMULATED_ROOT, devices.DEVICE_LOCKS)
 
 
-def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
+def in_image(devices: tuple[str, ...] = (), capabilities: tuple[str, ...] = (),
              block_devices: bool = False, writes: tuple[str | Path, ...] = (), kept: tuple[str, ...] = ()):
-    """Run the step in `image` when the runtime is docker (devices and capabilities it needs, e.g. FUSE).
+    """Run the step in its job's image (the rule's, `running`) when the runtime is docker, with the
+    devices and capabilities it needs (e.g. FUSE).
 
     `writes`: what the step writes besides its job's declared outputs and logs (its scratch and
     build caches, paths in the repository); a step with `devices` opens a declared device, and
@@ -116,7 +111,7 @@ def in_image(image: str, devices: tuple[str, ...] = (), capabilities: tuple[str,
             passed = (*devices, *(d["path"] for d in declared_block_devices())) if block_devices else devices
             scratch = [REPO_ROOT / path for path in (*writes, *(kwargs[name] for name in kept))]
             scratch += [*DEVICE_SCRATCH, *devices_bind_paths()] if devices else []
-            return _run_in_container(image, function.__name__, kwargs, passed, capabilities, scratch)
+            return _run_in_container(function.__name__, kwargs, passed, capabilities, scratch)
         return step
     return wrap
 
@@ -126,26 +121,28 @@ def declared_block_devices() -> list[dict]:
     return devices.declared_block_devices()
 
 
-def _run_in_container(image: str, name: str, kwargs: dict, devices, capabilities, scratch: list[Path]) -> None:
-    from ssdartifact import containers  # noqa: PLC0415 (only the docker runtime needs it)
+def _run_in_container(name: str, kwargs: dict, devices, capabilities, scratch: list[Path]) -> None:
+    from ssdartifact.containers import build, engine, hardened  # noqa: PLC0415 (only the docker runtime needs it)
 
     job = current_job()
-    tag = containers.ensure_image(image)
-    identity = f"{tag}@{containers.image_id(tag)}"
+    tag = build.ensure_image(job.image)
+    identity = f"{tag}@{engine.image_id(tag)}"
+    # on standard input, not the command line: one argument may hold at most 128 KiB (Linux's
+    # MAX_ARG_STRLEN), and the claims or the inventory a step gets are half that already
     call = json.dumps({k: _plain(v) for k, v in kwargs.items()})
     # An output's folder, not the file: outputs are written beside themselves and renamed into place.
     writable = sorted({(REPO_ROOT / path).parent for path in job.outputs} | set(scratch))
     for path in writable:
         path.mkdir(parents=True, exist_ok=True)  # as the host user: `docker run -v` would make it as root
-    command = containers.docker_run_command(
-        tag, ["python", "-m", "steps", "run", name, call], repo_root=REPO_ROOT, writable=writable,
+    command = hardened.docker_run_command(
+        tag, ["python", "-m", "steps", "run", name], repo_root=REPO_ROOT, stdin=True, writable=writable,
         devices=devices, cap_add=capabilities, cpus=job.threads, memory_mb=job.mem_mb or DEFAULT_MEMORY_MB,
         env={IN_CONTAINER: identity, provenance.HOST_ENV: socket.gethostname()},
         labels={"ssd-artifact.step": name, "ssd-artifact.repository": str(REPO_ROOT)})
     try:
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, input=call, capture_output=True, text=True)
     finally:
-        containers.give_back(writable)
+        hardened.give_back(writable)
     if result.returncode != 0:
         raise StepFailed(f"step {name} in image {tag} exited with {result.returncode}:\n"
                          f"{(result.stdout + result.stderr)[-3000:]}")

@@ -38,7 +38,7 @@ TABLE_4_2_COLUMNS = {
 }
 
 
-@in_image("report")
+@in_image()
 def describe_ace_devices(*, devices: list[str], alpha_k: dict, csv_out: str, log: str) -> None:
     """Table 4.1: alpha and k of each device Chapter 4 runs on (`alpha_k`: device -> its
     characterization's alpha_k.csv, when this profile measures it; else its declaration)."""
@@ -79,7 +79,7 @@ TABLE_6_2_COLUMNS = {
 }
 
 
-@in_image("report")
+@in_image()
 def describe_restore_devices(*, rows: list[dict], alpha_k: dict, not_run: dict, csv_out: str, log: str) -> None:
     """Table 6.2: for each of its devices (`rows`: configs/experiments/restore.yaml's table_6_2), one
     thread's 4 KiB latencies, alpha and k from `alpha_k` (device -> its alpha_k.csv), or the reason
@@ -111,7 +111,7 @@ def describe_restore_devices(*, rows: list[dict], alpha_k: dict, not_run: dict, 
     _logged(log, csv_out, table)
 
 
-@in_image("report")
+@in_image()
 def describe_ace_workloads(*, workloads: dict, scale: int | None, csv_out: str, log: str) -> None:
     """Table 4.2: the synthetic workloads of configs/experiments/ace.yaml at this profile's scale."""
     rows = [{"workload": name, **{k: spec[k] for k in ("read_pct", "hot_ops_pct", "hot_pages_pct")},
@@ -122,13 +122,13 @@ def describe_ace_workloads(*, workloads: dict, scale: int | None, csv_out: str, 
     _logged(log, csv_out, rows)
 
 
-@in_image("report")
+@in_image()
 def describe_restore_policies(*, policies: list[str], csv_out: str, log: str) -> None:
     """Table 6.1: the features each of the experiment's policies captures (restore.tables)."""
     _logged(log, csv_out, restore_tables.write_table_6_1(csv_out, policies))
 
 
-@in_image("report")
+@in_image()
 def describe_restore_workloads(*, workloads: list[str], csv_out: str, log: str) -> None:
     """Table 6.4: the synthetic workloads the experiment runs, with restore-sim's phases for each."""
     try:

@@ -49,6 +49,34 @@ def test_estimates_are_judged_within_the_tolerance_or_one_thread():
     assert grader._within(2.2, 2.0, 0.10, whole=False) and not grader._within(2.21, 2.0, 0.10, whole=False)
 
 
+@pytest.mark.parametrize("k_w, batch", [(1, 2), (2, 2), (3, 2), (4, 3), (20, 18), (10_000, 256)])
+def test_the_prediction_is_run_at_a_batch_of_at_least_two(k_w, batch):
+    # A batch of one write has a speedup of 1 on any device: a constant would predict it.
+    from labkit import report, sandbox
+
+    config = grader.load_config()
+    ran, asked = {}, {}
+
+    class WritebackApp:
+        @staticmethod
+        def sweep(io_dir, batches, **options):
+            ran["batches"] = batches
+            return [{"speedup": 1.0}, {"speedup": 2.0}]
+
+    def call(entry, arguments, limits):
+        asked.update(arguments)
+        return sandbox.Outcome(value=1.0)
+
+    class Mount:
+        backing, model = Path("/nonexistent"), None
+
+    test = report.tests_of(config)["prediction"]
+    grader._grade_prediction(test, {"alpha": 2.0, "k_w": k_w}, config, call, Path("/nonexistent"), Mount,
+                             WritebackApp)
+    assert asked["batch"] == batch and ran["batches"] == sorted({1, batch})
+    assert test.score == 0 and "measured 2.00 with batches of" in test.output  # a constant 1.0 fails
+
+
 @pytest.mark.parametrize("value, message", [
     (None, "must return a dict"), ({"read": []}, "must return a dict"),
     ({"read": [], "write": [{}]}, "non-empty list"),

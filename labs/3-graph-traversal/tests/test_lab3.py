@@ -26,7 +26,7 @@ def small(tmp_path):
     config = grader.load_config()
     override = {"hidden": {**config["hidden"], "vertices": [800, 2000], "k_r": [4, 8]},
                 "speedup": {**config["speedup"], "vertices": 1000},
-                "limits": {**config["limits"], "tsan": {"wall_s": 8, "cpu_s": 60, "memory_mb": 0},
+                "limits": {**config["limits"], "tsan": {"wall_s": 8, "cpu_s": 60, "memory_mb": 0, "rss_mb": 1024},
                            "run": {"wall_s": 30, "cpu_s": 30, "memory_mb": 2048}}}
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(override))
     (tmp_path / "key").write_bytes(KEY)
@@ -152,6 +152,60 @@ REGISTER = 'CAVE_REGISTER_TRAVERSAL("student", parallel_bfs, components);'
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("name, change, refused", [
+    ("ifdef", ("#ifdef __SANITIZE_THREAD__\n#define CHECKED 1\n#else\n#define CHECKED 0\n#endif\n", "CHECKED"),
+     "compiles differently with ThreadSanitizer"),
+    ("pasted", ("#define GLUE(a, b) a##b\n#if GLUE(__SANITIZE_, THREAD__)\n#define CHECKED 1\n#else\n"
+                "#define CHECKED 0\n#endif\n", "CHECKED"), "compiles differently with ThreadSanitizer"),
+    ("weak", ('extern "C" void __tsan_init() __attribute__((weak));\n', "(&__tsan_init != nullptr)"),
+     "calls __tsan_init"),
+    ("getenv", ("#include <cstdlib>\n", '(std::getenv("TSAN_OPTIONS") != nullptr)'),
+     "may not look at how it was started"),
+])
+def test_a_traversal_that_races_only_when_the_sanitizer_is_not_there_is_refused(small, grade_lab, name, change,
+                                                                                refused):
+    """The racy claim of a neighbour where the sanitizer is absent, the solution's where it checks."""
+    prelude, checked = change
+    folder = small / name
+    folder.mkdir()
+    (folder / "traversal.cc").write_text(_racy_unless(prelude, checked))
+    result = grade_lab(3, folder, name, small)
+    assert result["score"] == 0 and refused in result["tests"][0]["output"], json.dumps(result["tests"][0], indent=1)
+
+
+def _racy_unless(prelude: str, condition: str) -> str:
+    """The solution whose claim of a neighbour is RACY's unless `condition` holds."""
+    claim = """          int32_t unvisited = -1;
+          if (level[neighbours[k]].load(std::memory_order_relaxed) == -1 &&
+              level[neighbours[k]].compare_exchange_strong(unvisited, depth, std::memory_order_relaxed))
+            next[worker].push_back(neighbours[k]);"""
+    racy = """          int32_t* raw = reinterpret_cast<int32_t*>(&level[neighbours[k]]);
+          if (*raw == -1) {
+            *raw = depth;
+            next[worker].push_back(neighbours[k]);
+          }"""
+    assert claim in SOLUTION
+    return SOLUTION.replace("namespace {\n", prelude + "namespace {\n", 1).replace(
+        claim, f"          if ({condition}) {{\n{claim}\n          }} else {{\n{racy}\n          }}")
+
+
+@pytest.mark.e2e
+@pytest.mark.wall_clock
+@needs_fuse
+def test_a_traversal_that_races_only_where_it_is_timed_loses_the_race_points(small, grade_lab):
+    """The speedup's graph has a size lab.yaml states: a traversal that races only on it, and claims
+    its neighbours safely on every other graph, passes the correctness runs' sanitizer; the run of the
+    sanitized build as the speedup is timed catches it."""
+    folder = small / "timed"
+    folder.mkdir()
+    vertices = yaml.safe_load((small / "small.yaml").read_text())["speedup"]["vertices"]
+    (folder / "traversal.cc").write_text(_racy_unless("", f"g.n() != {vertices}"))
+    result = scores(grade_lab(3, folder, "trent", small))
+    assert result["bfs"][0] == 25 and result["race_free"][0] == 0, result
+    assert "on the speedup's graph, as it is timed: ThreadSanitizer reported a data race" in result["race_free"][1]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name, change, refused", [
     ("options", ('extern "C" const char* __tsan_default_options() { return "report_bugs=0:exitcode=0"; }\n', ""),
      "defines __tsan_default_options"),
     ("suppressions", ('extern "C" const char* __tsan_default_suppressions() { return "race:*"; }\n', ""),
@@ -171,6 +225,15 @@ REGISTER = 'CAVE_REGISTER_TRAVERSAL("student", parallel_bfs, components);'
      "find code at run time"),
     ("asm", ('namespace { struct Raw { Raw() { asm volatile("" ::: "memory"); } } raw; }\n', ""),
      "inline assembly"),
+    ("line", ('#line 1 "cave_helpers.h"\n', '__attribute__((no_sanitize("thread")))\n'),
+     "#line directives are not allowed in a submission"),
+    ("linemarker", ('# 1 "/usr/include/stdio.h" 1 3\n', '__attribute__((no_sanitize("thread")))\n'),
+     "#line directives are not allowed in a submission"),
+    ("wmemset", ("#include <cwchar>\nnamespace { struct Wide { Wide() { static wchar_t c[4]; "
+                 "volatile std::size_t n = 4; std::wmemset(c, 0, n); } } wide; }\n", ""),
+     "calls wmemset, which ThreadSanitizer does not see"),
+    ("clock", ('#include <ctime>\nextern "C" int clock_nanosleep(clockid_t, int, const timespec*, timespec*) '
+               "{ return 0; }\n", ""), "defines clock_nanosleep, a name of the system's libraries"),
 ])
 def test_a_traversal_that_changes_what_the_sanitizer_reports_is_refused(small, grade_lab, name, change, refused):
     prelude, attribute = change
@@ -182,6 +245,18 @@ def test_a_traversal_that_changes_what_the_sanitizer_reports_is_refused(small, g
     (folder / "traversal.cc").write_text(source)
     result = grade_lab(3, folder, name, small)
     assert result["score"] == 0 and refused in result["tests"][0]["output"], json.dumps(result["tests"][0], indent=1)
+
+
+@pytest.mark.e2e
+def test_a_header_beside_the_traversal_is_not_read(small, grade_lab):
+    """A header of the submission's would be lines the checks of its own lines do not see (an
+    #ifdef __SANITIZE_THREAD__ there): the compiler reads traversal.cc alone."""
+    folder = small / "header"
+    folder.mkdir()
+    (folder / "helpers.h").write_text("#pragma once\nconstexpr int kHelper = 1;\n")
+    (folder / "traversal.cc").write_text('#include "helpers.h"\n' + SOLUTION)
+    result = grade_lab(3, folder, "henry", small)
+    assert result["score"] == 0 and "a submission is traversal.cc alone" in result["tests"][0]["output"], result
 
 
 @pytest.mark.e2e

@@ -172,6 +172,55 @@ def test_a_policy_that_reads_the_engines_answers_gets_nothing_from_them(small, g
     assert result["score"] == 0 and "Permission denied" in result["tests"][0]["output"], result["tests"][0]
 
 
+CLAIRVOYANT_PROBE = r"""
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+// What a policy could learn of its hidden workload: every engine's command line, and its own seed.
+namespace {
+std::string engines() {
+  std::string found;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::stringstream text;
+    text << f.rdbuf();
+    std::string line = text.str();
+    for (char& c : line) c = c ? c : ' ';
+    if (line.find("restore-sim") != std::string::npos) found += "[" + line + "]";
+  }
+  return found;
+}
+class Probe : public restore::HeapPolicy {
+ public:
+  Probe(const std::vector<restore::TierSpec>& tiers, uint32_t pages, const restore::PolicyParams& params)
+      : HeapPolicy(tiers, pages), seed_(params.seed) {}
+  void access(uint32_t, restore::Op, uint64_t, restore::QueueProbe&, std::vector<restore::Move>&) override {
+    throw std::runtime_error("PROBE seed " + std::to_string(seed_) + " engines " + engines());
+  }
+ private:
+  uint64_t seed_;
+};
+}  // namespace
+RESTORE_REGISTER_POLICY("student", Probe);
+"""
+
+
+@pytest.mark.e2e
+def test_a_policy_learns_neither_its_workloads_options_nor_their_seed(small, grade_lab):
+    prober = small / "prober"
+    prober.mkdir()
+    (prober / "policy.cc").write_text('#include "policy.h"\n' + CLAIRVOYANT_PROBE)
+    result = grade_lab(4, prober, "trudy", small)
+    said = "\n".join(test["output"] for test in result["tests"])
+    assert "PROBE seed 1 engines [" in said and "--args-file" in said, said  # it saw the engine
+    hidden = grader.hidden(KEY, "trudy", grader.load_config(small / "small.yaml"))["workloads"]
+    for workload in hidden:
+        assert workload["workload"] not in said and f"seed {workload['seed']}" not in said
+        assert f"={workload['seed']}" not in said, said
+
+
 @pytest.mark.e2e
 def test_a_class_is_graded_whatever_its_folders_hold(small):
     """Odd folder names, a file, a link, and a grading that outlives its limit: every folder gets a
@@ -181,7 +230,7 @@ def test_a_class_is_graded_whatever_its_folders_hold(small):
 
     folder = small / "class"
     folder.mkdir()
-    for name in ("alice", "bad name", "tab\tand\nnewline", "..x", "=cmd()"):
+    for name in ("alice", "bad name", "tab\tand\nnewline", "..x", "=cmd()", "-x"):
         (folder / name).mkdir()
         (folder / name / "policy.cc").write_text((LAB / "starter" / "policy.cc").read_text())
     (folder / "a-file").write_text("not a folder")
@@ -198,6 +247,7 @@ def test_a_class_is_graded_whatever_its_folders_hold(small):
 
     rows = {row["student"]: row for row in csv.DictReader(table.open())}
     assert rows["alice"]["score"] == "35" and rows["zed"]["score"] == "35" and rows["..x"]["score"] == "35"
+    assert rows["-x"]["score"] == "35", rows["-x"]  # a leading dash is an id, not an option
     assert rows["=cmd()"]["score"] == "" and "use letters, digits" in rows["=cmd()"]["note"]
     assert "use letters, digits" in rows["bad name"]["note"]
     assert "use letters, digits" in rows["tab\\tand\\nnewline"]["note"]
@@ -212,8 +262,11 @@ def test_a_grading_stopped_at_its_limit_is_recorded_and_leaves_nothing_behind(sm
     import yaml
 
     folder = small / "class"
-    (folder / "slow").mkdir(parents=True)
-    (folder / "slow" / "policy.cc").write_text((LAB / "solution" / "policy.cc").read_text())
+    folder.mkdir()
+    # a policy that spins from its 500th request until the run's own limit (4 s): the grading's
+    # 3 s end first, however fast the machine (the solution itself was graded within 3 s on an idle one)
+    solution_with(small, "class/slow", "const int from = tier_of(page);",
+                  "const int from = tier_of(page); for (volatile int i = 0; now == 500; i = i + 1) {}")
     config = yaml.safe_load((small / "small.yaml").read_text())
     (small / "short.yaml").write_text(yaml.safe_dump({**config, "grading_limit_s": 3}))
     table = small / "grades.csv"

@@ -97,11 +97,12 @@ def fetch_source() -> Path:
     if target.exists() and sha256_file(target) == orig["sha256"]:
         return target
     # apt_env is the one place that sets up apt against the configured mirror
-    from ssdartifact import containers  # noqa: PLC0415
+    from ssdartifact.containers.catalog import mirror_of, settings  # noqa: PLC0415
+    from ssdartifact.containers.mirror import apt_env  # noqa: PLC0415
 
-    base = containers.settings()["base"]
-    env = containers.apt_env(base, status="", sources=True)
-    mirror = containers.mirror_of(base)
+    base = settings()["base"]
+    env = apt_env(base, status="", sources=True)
+    mirror = mirror_of(base)
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=DOWNLOADS) as scratch:
         for command in (["apt-get", "update"],

@@ -3,19 +3,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "algorithms.h"
+#include "artifact/options.h"
 #include "artifact/quote.h"
 #include "common.h"
 #include "emulation.h"
@@ -87,93 +85,9 @@ std::string csv_field(const std::string& s) {
   return o + "\"";
 }
 
-class Args {
- public:
-  Args(const std::string& cmd, const std::vector<std::string>& args, size_t from, const std::set<std::string>& valued,
-       const std::set<std::string>& flags)
-      : cmd_(cmd) {
-    for (size_t i = from; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a.rfind("--", 0) != 0) throw UsageError("unexpected argument " + excerpt(a) + " for `cave " + cmd + "`");
-      std::string key = a.substr(2), value;
-      bool has_value = false;
-      if (auto eq = key.find('='); eq != std::string::npos) {
-        value = key.substr(eq + 1);
-        key = key.substr(0, eq);
-        has_value = true;
-      }
-      if (flags.count(key)) {
-        if (has_value) throw UsageError("--" + key + " takes no value");
-        flags_.insert(key);
-        continue;
-      }
-      if (!valued.count(key)) {
-        std::string allowed;
-        for (auto& k : valued) allowed += " --" + k;
-        for (auto& k : flags) allowed += " --" + k;
-        throw UsageError("unknown option --" + escaped(key) + " for `cave " + cmd + "` (allowed:" + allowed + ")");
-      }
-      if (!has_value) {
-        if (i + 1 >= args.size()) throw UsageError("--" + key + " needs a value");
-        value = args[++i];
-      }
-      if (values_.count(key)) throw UsageError("--" + key + " given twice");
-      values_[key] = value;
-    }
-  }
-  bool has(const std::string& k) const { return values_.count(k) || flags_.count(k); }
-  std::string str(const std::string& k) const {
-    auto it = values_.find(k);
-    if (it == values_.end()) throw UsageError("`cave " + cmd_ + "` needs --" + k);
-    if (it->second.empty()) throw UsageError("--" + k + " needs a non-empty value");
-    return it->second;
-  }
-  std::string str(const std::string& k, const std::string& def) const { return has(k) ? str(k) : def; }
-  std::string choice(const std::string& k, const std::vector<std::string>& allowed, const std::string& def = "") const {
-    const std::string v = def.empty() ? str(k) : str(k, def);
-    std::string list;
-    for (auto& a : allowed) {
-      if (v == a) return v;
-      list += (list.empty() ? "" : "|") + a;
-    }
-    throw UsageError("--" + k + " must be one of " + list + ", got " + excerpt(v));
-  }
-  uint64_t integer(const std::string& k, uint64_t def, uint64_t lo, uint64_t hi) const {
-    if (!has(k)) return def;
-    const std::string t = str(k);
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size())
-      throw UsageError("--" + k + " needs a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                       "], got " + excerpt(t));
-    if (v < lo || v > hi)
-      throw UsageError("--" + k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + t);
-    return v;
-  }
-  double real(const std::string& k, double def, double lo, double hi) const {
-    if (!has(k)) return def;
-    const std::string t = str(k);
-    double v = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
-      throw UsageError("--" + k + " needs a number in [" + num(lo) + ", " + num(hi) + "], got " + excerpt(t));
-    if (v < lo || v > hi) throw UsageError("--" + k + " must be in [" + num(lo) + ", " + num(hi) + "], got " + t);
-    return v;
-  }
-  // Options meaningful only for some algorithms.
-  void only_for(const std::string& k, bool ok, const std::string& what) const {
-    if (has(k) && !ok) throw UsageError("--" + k + " applies only to " + what);
-  }
-
- private:
-  std::string cmd_;
-  std::map<std::string, std::string> values_;
-  std::set<std::string> flags_;
-};
-
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-int cmd_generate(const Args& a, std::ostream& out) {
+int cmd_generate(const artifact::Options& a, std::ostream& out) {
   GenerateOptions o;
   const std::string model = a.choice("model", {"ba", "rmat", "road"});
   o.model = model == "ba" ? Model::BA : model == "rmat" ? Model::RMAT : Model::Road;
@@ -203,7 +117,7 @@ int cmd_generate(const Args& a, std::ostream& out) {
   return 0;
 }
 
-int cmd_convert(const Args& a, std::ostream& out) {
+int cmd_convert(const artifact::Options& a, std::ostream& out) {
   ConvertOptions o;
   const std::string input = a.str("input"), output = a.str("output");
   const std::string format = a.choice("format", {"snap", "adjacency"});
@@ -225,7 +139,7 @@ int cmd_convert(const Args& a, std::ostream& out) {
   return 0;
 }
 
-int cmd_info(const Args& a, std::ostream& out) {
+int cmd_info(const artifact::Options& a, std::ostream& out) {
   const std::string path = a.str("graph");
   const uint32_t sweeps = static_cast<uint32_t>(a.integer("sweeps", 2, 0, 1000));
   GraphInfo i = graph_info(path, sweeps);
@@ -329,7 +243,7 @@ class Values {
   std::ofstream f_;
 };
 
-int cmd_run(const Args& a, std::ostream& out) {
+int cmd_run(const artifact::Options& a, std::ostream& out) {
   const std::string path = a.str("graph");
   const std::string algo = a.choice("algorithm", {"bfs", "wcc", "pagerank", "randomwalk", "dfs"});
   const std::string variant_name = a.choice("variant", {"nonblocked", "blocked"}, "nonblocked");
@@ -504,24 +418,28 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     const std::string& cmd = args[1];
     if (cmd == "generate")
-      return cmd_generate(Args(cmd, args, 2,
-                               {"model", "output", "seed", "vertices", "m", "scale", "edge-factor", "a", "b", "c",
-                                "rows", "cols", "removal", "shortcuts", "shortcut-span"},
-                               {}),
+      return cmd_generate(artifact::Options("cave " + cmd, args, 2,
+                                            {"model", "output", "seed", "vertices", "m", "scale", "edge-factor", "a",
+                                             "b", "c", "rows", "cols", "removal", "shortcuts", "shortcut-span"},
+                                            {}),
                           out);
     if (cmd == "convert")
-      return cmd_convert(Args(cmd, args, 2, {"input", "format", "output"}, {"undirected", "renumber"}), out);
-    if (cmd == "info") return cmd_info(Args(cmd, args, 2, {"graph", "sweeps"}, {}), out);
+      return cmd_convert(
+          artifact::Options("cave " + cmd, args, 2, {"input", "format", "output"}, {"undirected", "renumber"}), out);
+    if (cmd == "info") return cmd_info(artifact::Options("cave " + cmd, args, 2, {"graph", "sweeps"}, {}), out);
     if (cmd == "run")
-      return cmd_run(
-          Args(cmd, args, 2, {"graph",        "algorithm",    "variant",        "io-threads", "io-engine",
-                              "cache-blocks", "cache-bytes",  "cache-fraction", "source",     "iterations",
-                              "damping",      "walks",        "walk-length",    "seed",       "dfs-threshold",
-                              "values-out",   "timeline-out", "timeline-ms",    "traversal",  "emulate"},
-               {"pagerank-directed"}),
-          out);
+      return cmd_run(artifact::Options("cave " + cmd, args, 2,
+                                       {"graph",        "algorithm",    "variant",        "io-threads", "io-engine",
+                                        "cache-blocks", "cache-bytes",  "cache-fraction", "source",     "iterations",
+                                        "damping",      "walks",        "walk-length",    "seed",       "dfs-threshold",
+                                        "values-out",   "timeline-out", "timeline-ms",    "traversal",  "emulate"},
+                                       {"pagerank-directed"}),
+                     out);
     throw UsageError("unknown command " + excerpt(cmd) + " (allowed: generate, convert, info, run)");
   } catch (const UsageError& e) {
+    err << "cave: error: " << e.what() << "\n";
+    return 2;
+  } catch (const artifact::InputError& e) {  // a bad option (artifact::Options)
     err << "cave: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -7,20 +7,6 @@
 
 namespace artifact {
 
-Option next_option(const std::vector<std::string>& args, size_t& i, const std::set<std::string>& flags) {
-  const std::string& arg = args[i];
-  if (arg.rfind("--", 0) != 0) throw InputError("unexpected argument " + excerpt(arg));
-  Option o{arg.substr(2), ""};
-  if (size_t eq = o.name.find('='); eq != std::string::npos) {
-    o.value = o.name.substr(eq + 1);
-    o.name = o.name.substr(0, eq);
-  } else if (!flags.count(o.name)) {
-    if (i + 1 >= args.size()) throw InputError("--" + escaped(o.name) + " needs a value");
-    o.value = args[++i];
-  }
-  return o;
-}
-
 bool on_off(const std::string& name, const std::string& value) {
   return one_of<bool>(name, value, {{"on", true}, {"off", false}});
 }
@@ -113,6 +99,21 @@ std::string run_grid(const std::string& path, const std::vector<std::string>& ar
     }
   }
   return text;
+}
+
+std::vector<std::string> with_args_file(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "--args-file") return args;
+  if (args.size() < 2) throw InputError("--args-file needs a file");
+  std::ifstream in(args[1]);
+  if (!in) throw InputError("cannot read the arguments file " + escaped(args[1]));
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) all.push_back(line);
+  }
+  if (in.bad()) throw InputError("cannot read the arguments file " + escaped(args[1]));
+  all.insert(all.end(), args.begin() + 2, args.end());
+  return all;
 }
 
 int write_output(const std::string& path, const std::string& text) {

@@ -1,4 +1,4 @@
-// The shared command-line pieces: options, numbers, the grid mode, the exit statuses.
+// The shared command-line pieces: numbers, the grid mode, the exit statuses.
 #include "artifact/command_line.h"
 
 #include <gtest/gtest.h>
@@ -20,26 +20,6 @@ std::string message(const std::function<void()>& f) {
   return "";
 }
 
-TEST(CommonCommandLine, NextOptionTakesValuesAndFlags) {
-  const std::vector<std::string> args = {"--a", "1", "--b=2", "--flag", "--c", "--d"};
-  size_t i = 0;
-  Option o = next_option(args, i, {"flag"});
-  EXPECT_EQ(o.name, "a");
-  EXPECT_EQ(o.value, "1");
-  o = next_option(args, ++i, {"flag"});
-  EXPECT_EQ(o.name, "b");
-  EXPECT_EQ(o.value, "2");
-  o = next_option(args, ++i, {"flag"});
-  EXPECT_EQ(o.name, "flag");
-  EXPECT_EQ(o.value, "");
-  o = next_option(args, ++i, {"flag"});
-  EXPECT_EQ(o.value, "--d");  // a value may start with dashes
-  EXPECT_EQ(i, args.size() - 1);
-  i = 0;
-  EXPECT_EQ(message([&] { next_option({"x"}, i, {}); }), "unexpected argument 'x'");
-  EXPECT_EQ(message([&] { next_option({"--x"}, i, {}); }), "--x needs a value");
-}
-
 TEST(CommonCommandLine, NumbersAreCheckedWhole) {
   EXPECT_EQ(parse_number<int>("n", "42"), 42);
   EXPECT_EQ(parse_number<double>("x", "0.5"), 0.5);
@@ -58,9 +38,6 @@ TEST(CommonCommandLine, NumbersAreCheckedWhole) {
 // What a message quotes is escaped (artifact/quote.h): a NUL would end it early (what() is a C
 // string), a control character could forge a line of it.
 TEST(CommonCommandLine, MessagesEscapeWhatTheyQuote) {
-  size_t i = 0;
-  EXPECT_EQ(message([&] { next_option({std::string("x\0y", 3)}, i, {}); }), "unexpected argument 'x\\x00y'");
-  EXPECT_EQ(message([&] { next_option({"--a\nb"}, i, {}); }), "--a\\nb needs a value");
   EXPECT_EQ(message([] { parse_number<int>("n", std::string("4\0", 2)); }), "--n needs a number, got '4\\x00'");
   EXPECT_EQ(message([] { parse_number<double>("x", "1\r\nerror: forged"); }),
             "--x needs a number, got '1\\r\\nerror: forged'");

@@ -5,8 +5,8 @@ For each device (read latency, alpha, k_r, k_w), on this machine:
   1. the time dilation D chosen from the calibration (emussd.capacity), or the refusal;
   2. the characterization the workflow runs (pio's adaptive thread search with the rule of
      configs/experiments/pio.yaml, 4 KiB random psync reads and writes, fio), and alpha_cost,
-     k_r, k_w against the declaration (the claims pio-emussd-alpha-recovered and
-     pio-emussd-k-recovered: each within 10 %);
+     k_r, k_w against the declaration, each within 10 % (stricter than the claims
+     pio-emussd-alpha-recovered and pio-emussd-k-recovered, configs/claims/);
   3. fio at k, 2k and 4k threads for reads and writes: throughput over k / (service time x D)
      (flat past k: within 10 %), and the mean latency over Little's law (threads / throughput).
 

@@ -105,22 +105,23 @@ def fio_source(folder: Path) -> Path:
 
 
 def _fetch(lock: dict, folder: Path) -> Path:
-    from ssdartifact import containers  # noqa: PLC0415 (the one place that sets up apt on the mirror)
+    from ssdartifact.containers.catalog import mirror_of, settings  # noqa: PLC0415
+    from ssdartifact.containers.mirror import apt_env  # noqa: PLC0415 (the one place that sets up apt on the mirror)
     from ssdartifact.files import sha256_file  # noqa: PLC0415
 
     orig = lock["orig"]
     target = folder / orig["file"]
     if target.exists() and sha256_file(target) == orig["sha256"]:
         return target
-    base = containers.settings()["base"]
-    env = containers.apt_env(base, status="", sources=True)
+    base = settings()["base"]
+    env = apt_env(base, status="", sources=True)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         for command in (["apt-get", "update"],
                         ["apt-get", "source", "--download-only", f"{lock['package']}={lock['version']}"]):
             result = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
             if result.returncode != 0:
-                raise EmussdError(f"{' '.join(command)} from {containers.mirror_of(base)} failed (fio's engine needs "
+                raise EmussdError(f"{' '.join(command)} from {mirror_of(base)} failed (fio's engine needs "
                                   f"fio's headers):\n{(result.stdout + result.stderr)[-2000:]}")
         fetched = Path(scratch) / orig["file"]
         if not fetched.exists() or sha256_file(fetched) != orig["sha256"]:

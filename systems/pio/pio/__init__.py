@@ -1,1 +1,1 @@
-"""The Parametric I/O model (thesis Chapter 3) and, later, the device characterization benchmark."""
+"""The Parametric I/O model (thesis Chapter 3) and the device characterization benchmark (Chapter 2)."""

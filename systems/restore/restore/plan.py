@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from ssdartifact import devices
+from ssdartifact import devices, routes
 
 from .engine import RestoreError, option_text
 
@@ -19,11 +19,25 @@ EXPERIMENT = "experiments/restore.yaml"
 RESULTS = "results/restore"
 BINARY = "systems/restore/build/restore-sim"
 
+# Where each CSV is written: the routes of configs/inventory/, the one place for the path of every
+# CSV a figure or table reads (ssdartifact.routes); the others are written here.
+FIGURE_CSV = routes.pattern("simulate_restore_figures")  # a virtual-time figure's or table's: {name}
+TABLE_6_6_CSV = routes.outputs("measure_restore_overhead")["table_6_6"]
+CROSSCHECK_CSVS = [f"{RESULTS}/crosscheck.csv", f"{RESULTS}/crosscheck_pairs.csv"]
+
+
+def figure_csv(name: str) -> str:
+    return FIGURE_CSV.format(name=name)
+
+
 # Figure/table -> the restore.experiment function that computes it (Figure 6.9 is drawn from fig_6_8's runs).
 DETERMINISTIC = ["fig_6_1", "fig_6_4", "fig_6_5", "fig_6_7", "fig_6_8", "fig_6_10", "fig_6_11", "fig_6_12", "fig_6_13",
                  "table_6_5"]
-MEASURED = ["table_6_6", "crosscheck"]
 USES_TRACES = {"fig_6_7", "fig_6_13", "table_6_5"}
+# The authors' released programs beside ours on the same streams (restore.original): real time,
+# measured; built from their pinned source, so 'not run' where it cannot be found (without_original)
+ORIGINAL = "original"
+ORIGINAL_CSVS = list(routes.outputs("run_restore_original").values())  # original, original_summary
 # TPC-C's trace from our own PostgreSQL (ace.trace), recorded by a profile that builds the server
 # and sizes it (its restore.tpcc_trace), unless configs/experiments/restore.yaml names a tpcc trace
 TPCC_TRACE = "scratch/ace/tpcc-trace/buffer.trace"
@@ -57,21 +71,34 @@ def outputs(profile_restore: dict | None, recorded_trace: bool = False) -> dict[
     (TPC-C on our server: its catalog lookups and background writes follow timing), the figures
     that read traces are measured results too."""
     figures = (profile_restore or {}).get("figures", {})
-    simulated = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)]
-    on_recorded = [f"{RESULTS}/{name}.csv" for name in deterministic_figures(profile_restore)
+    simulated = [figure_csv(name) for name in deterministic_figures(profile_restore)]
+    on_recorded = [figure_csv(name) for name in deterministic_figures(profile_restore)
                    if recorded_trace and name in USES_TRACES]
-    measured = on_recorded + [f"{RESULTS}/{name}.csv" for name in MEASURED if name in figures]
-    if "crosscheck" in figures:
-        measured.append(f"{RESULTS}/crosscheck_pairs.csv")
+    measured = on_recorded + ([TABLE_6_6_CSV] if "table_6_6" in figures else [])
+    measured += CROSSCHECK_CSVS if "crosscheck" in figures else []
+    measured += ORIGINAL_CSVS if ORIGINAL in figures else []
     sensitivity = SENSITIVITY_CSVS if "sensitivity" in (profile_restore or {}) else []
     return {"simulated": simulated, "sensitivity": sensitivity,
             "deterministic": [path for path in simulated if path not in on_recorded] + sensitivity,
             "measured": measured}
 
 
+def without_original(profile_restore: dict, unreachable: str, fix: str) -> tuple[dict, dict[str, dict]]:
+    """The profile's `restore` without the authors' programs' runs when their pinned source cannot be
+    found here (`unreachable` says where it was looked for; "" when it can), and the CSVs those runs
+    would have made, each with why and the command that runs them (`fix`), as for CAVE's baselines."""
+    figures = profile_restore.get("figures", {})
+    if not unreachable or ORIGINAL not in figures:
+        return profile_restore, {}
+    reason = {"why": "pinned sources unreachable (the authors' ReStore)", "fix": fix}
+    kept = {name: block for name, block in figures.items() if name != ORIGINAL}
+    return {**profile_restore, "figures": kept}, {path: reason for path in ORIGINAL_CSVS}
+
+
 # The sensitivity study (configs/experiments/restore.yaml, key sensitivity): every claim's verdict
 # at each grid point, and per claim the share of the points where it holds. Virtual time: checksummed.
-SENSITIVITY_CSVS = [f"{RESULTS}/sensitivity.csv", f"{RESULTS}/sensitivity_summary.csv"]
+SENSITIVITY_CSVS = [routes.outputs("simulate_restore_sensitivity")["sensitivity"],
+                    f"{RESULTS}/sensitivity_summary.csv"]
 # The chapter's value of a swept parameter is in `options`, or one of these top-level keys.
 TOP_LEVEL_OPTIONS = ("server_model", "arrival", "clients")
 

@@ -70,6 +70,10 @@ COLUMN_DOCS = {
     "restore_speedup": "data_access_us / ReStore's in the same group: how many times faster ReStore is",
     "restore_migration_reduction": "migrations_up / ReStore's in the same group: how many times fewer ReStore "
                                    "makes (NA when ReStore makes none)",
+    "promotion_rate": "migrations_up / the requests Tier 2 and Tier 3 served: the share of the accesses that could "
+                      "promote which did (NA when the slower tiers served none)",
+    "headroom": "tLFU's data_access_us / Static's in the same group: how much an oracle placement gains over tLFU, "
+                "the room any migration policy has there (NA without both)",
     "rank": "rank of data_access_us among all policies of the group (1 = fastest; ties share the lower rank)",
     "adaptive_rank": "rank of data_access_us among the migrating policies of the group (Static excluded: NA)",
     "largest_group": "true for the largest scale group of this profile",
@@ -102,7 +106,7 @@ COLUMN_DOCS = {
     "value": "its value at this grid point (with the other options the value sets, e.g. a Poisson rate)",
     "position": "the value's place in the parameter's list minus the chapter's value's (0: the chapter's value)",
     "is_default": "the value is the one Chapter 6 runs with (options of configs/experiments/restore.yaml)",
-    "claim": "claim id (configs/claims.yaml), evaluated on this point's CSVs by the claims report's checker",
+    "claim": "claim id (configs/claims/), evaluated on this point's CSVs by the claims report's checker",
     "status": "pass, fail or not run, as in the claims report",
     "holds": "the claim passes at this point (NA: not run)",
     "measured": "what the check measured (as in the claims report)",
@@ -114,7 +118,8 @@ COLUMN_DOCS = {
     "holds_at_default": "it holds at the chapter's values (1) or not (0)",
 }
 
-RUN_EXTRA = ["migrations_up", "restore_speedup", "restore_migration_reduction", "rank", "adaptive_rank"]
+RUN_EXTRA = ["migrations_up", "promotion_rate", "headroom", "restore_speedup", "restore_migration_reduction", "rank",
+             "adaptive_rank"]
 CROSSCHECK_PAIR_COLUMNS = ["seed", "policy_a", "policy_b", "rule_based", "sim_ratio", "emu_ratio", "tolerance",
                            "beyond_tolerance", "agree"]
 
@@ -167,20 +172,24 @@ def _ranks(values: dict[str, float]) -> dict[str, int]:
 
 
 def add_group_columns(rows: list[dict], group_keys: list[str]) -> list[dict]:
-    """Figure 6.9's migrations and, within each group (one configuration, every policy), each
-    policy's rank, its ratio to ReStore, and (when missing) its data access normalized to Static."""
+    """Figure 6.9's migrations, each run's promotion rate and, within each group (one configuration,
+    every policy), the headroom (tLFU against Static), each policy's rank, its ratio to ReStore, and
+    (when missing) its data access normalized to Static."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         row["migrations_up"] = row["migrations_t2_t1"] + row["migrations_t3_t2"]
+        row["promotion_rate"] = _ratio(row["migrations_up"], row["accesses_t2"] + row["accesses_t3"])
         groups.setdefault(tuple(row[k] for k in group_keys), []).append(row)
     for members in groups.values():
         by_policy = {r["policy"]: r for r in members}
-        restore, static = by_policy.get("restore"), by_policy.get("static")
+        restore, static, tlfu = by_policy.get("restore"), by_policy.get("static"), by_policy.get("tlfu")
+        headroom = _ratio(tlfu and tlfu["data_access_us"], static and static["data_access_us"])
         ranks = _ranks({r["policy"]: r["data_access_us"] for r in members})
         adaptive = _ranks({r["policy"]: r["data_access_us"] for r in members if r["policy"] != "static"})
         for r in members:
             if "normalized_data_access" not in r or r["normalized_data_access"] is None:
                 r["normalized_data_access"] = _ratio(r["data_access_us"], static and static["data_access_us"])
+            r["headroom"] = headroom
             r["restore_speedup"] = _ratio(r["data_access_us"], restore and restore["data_access_us"])
             r["restore_migration_reduction"] = _ratio(r["migrations_up"], restore and restore["migrations_up"])
             r["rank"] = ranks[r["policy"]]

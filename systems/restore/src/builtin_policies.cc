@@ -1,6 +1,7 @@
 // The policies of thesis Chapter 6 (policy.h): Static, the score policies (tLFU, tLRU, LRFU,
 // EXD), TEMP and ReStore, and their names.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -61,7 +62,11 @@ void ScorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe&, std::vect
   const int tier = tier_of(page);
   if (tier == 0) return;
   const double decision_key = kind_ == ScoreKind::kTlru ? before : key(page);
-  if (!full(tier - 1) || decision_key > key(lowest(tier - 1))) promote(page, moves);
+  // The original tLRU promotes only a page more recent than the faster tier's least recent by more
+  // than that tier's capacity in requests (PolicyParams::TlruMargin).
+  const bool margin = kind_ == ScoreKind::kTlru && params_.tlru_margin == PolicyParams::TlruMargin::kCapacity;
+  const double needed = margin ? static_cast<double>(tiers_[static_cast<size_t>(tier - 1)].capacity_pages) : 0.0;
+  if (!full(tier - 1) || decision_key > key(lowest(tier - 1)) + needed) promote(page, moves);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -185,8 +190,9 @@ void RestorePolicy::td_step(uint64_t now, QueueProbe& probe) {
       a.started = true;
     } else {
       a.tau += 1.0;
-      if (a.reward_n == 0) continue;  // no request reached the tier: still in s_n (semi-Markov)
-      const double reward = a.reward_sum / static_cast<double>(a.reward_n);
+      const bool model = rl_.reward == RlParams::Reward::kModel;
+      if (!model && a.reward_n == 0) continue;  // no request reached the tier: still in s_n (semi-Markov)
+      const double reward = model ? model_cost() : a.reward_sum / static_cast<double>(a.reward_n);
       a.td.step(a.phi, reward, a.tau, phi);
       a.updates++;
     }
@@ -211,16 +217,59 @@ void RestorePolicy::observe(int tier, double response_us, uint64_t now) {
   a.reward_n++;
 }
 
+double RestorePolicy::model_cost() const {
+  double cost = 0;
+  for (int t = 0; t < tiers(); t++) {
+    const TierSpec& s = tiers_[static_cast<size_t>(t)];
+    const double mean_io_us = 0.5 * (s.read_latency_us + s.alpha * s.read_latency_us);  // reads and writes alike
+    cost += mean_io_us * static_cast<double>(size(t)) * std::exp((1.0 + mean_temperature(t)) / 2.0);
+  }
+  return cost / static_cast<double>(pages_);
+}
+
+bool RestorePolicy::released_step_due(uint64_t now) const {
+  if (!outside_seen_) return false;
+  const uint64_t since = now - first_outside_;
+  return since < rl_.init_rounds || since % rl_.step == 1;
+}
+
+// The released transition's second half: the state after the request's decision and moves (their
+// migration I/Os counted as queued, as the released code submits them before it looks), the reward
+// of the placement now, one step of every agent from the basis it had before the request.
+void RestorePolicy::released_step(QueueProbe& probe, const std::vector<Move>& moves) {
+  const double reward = model_cost();
+  for (int t = 0; t < tiers(); t++) {
+    Agent& a = agents_[static_cast<size_t>(t)];
+    uint64_t queued = probe.queued(t);
+    for (const Move& m : moves) queued += (m.from == t) + (m.to == t);  // a read on one side, a write on the other
+    double phi[kRules];
+    rule_basis(a.m1, a.m2, mean_temperature(t), s2_of(t, queued), phi, rl_.basis);
+    a.td.step(before_[static_cast<size_t>(t)].data(), reward, 1.0, phi);
+    a.updates++;
+  }
+}
+
 void RestorePolicy::access(uint32_t page, Op, uint64_t now, QueueProbe& probe, std::vector<Move>& moves) {
   const int i = tier_of(page);
   if (i != 0 && !outside_seen_) {
     outside_seen_ = true;
     first_outside_ = now;
   }
+  const bool per_request = rl_.transition == RlParams::Transition::kRequest;
+  const bool due = per_request && released_step_due(now);
+  if (due) {  // the state before the request, as the released code records it
+    before_.resize(static_cast<size_t>(tiers()));
+    for (int t = 0; t < tiers(); t++) {
+      const Agent& a = agents_[static_cast<size_t>(t)];
+      rule_basis(a.m1, a.m2, mean_temperature(t), s2_of(t, probe.queued(t)), before_[static_cast<size_t>(t)].data(),
+                 rl_.basis);
+    }
+  }
   const bool warming = outside_seen_ && now - first_outside_ < rl_.init_rounds;
-  if (now % rl_.step == 0 || warming) td_step(now, probe);
+  if (!per_request && (now % rl_.step == 0 || warming)) td_step(now, probe);
   heat(page, now);
   if (i != 0) decide(page, i, probe, moves);
+  if (due) released_step(probe, moves);
   // The original observes at the end of its 1-based request i, i % N == 0 (Run_RL.cpp L1445).
   if (rl_.observe_every > 0 && (now + 1) % rl_.observe_every == 0) observe_every_tier(probe);
 }
@@ -244,6 +293,16 @@ void RestorePolicy::decide(uint32_t page, int i, QueueProbe& probe, std::vector<
     observe_state(i, s1_i, s2_i);
     observe_state(j, s1_j, s2_j);
   }
+  if (rl_.decision == RlParams::Decision::kReleased) {
+    // The released code's states after an upgrade: K moved alone (the victim left where it is),
+    // two more queued tasks on each tier.
+    const double s1_i_up = ni > 1 ? (si - tk) / (ni - 1) : 0.0, s1_j_up = (sj + tk) / (nj + 1);
+    double ci_not = cost(i, s1_i, s2_i), cj_not = cost(j, s1_j, s2_j);
+    double ci_up = cost(i, s1_i_up, s2_of(i, qi + 2)), cj_up = cost(j, s1_j_up, s2_of(j, qj + 2));
+    if (ci_not == 0.0 || cj_not == 0.0) ci_not = cj_not = ci_up = cj_up = 0.0;  // its zero rule
+    explore_and_move(page, j, cj_not + ci_up >= cj_up + ci_not, moves);
+    return;
+  }
   const double si_up = si - tk + td, sj_up = sj + tk - td;
   const double ni_up = ni - 1 + (is_full ? 1 : 0), nj_up = nj + 1 - (is_full ? 1 : 0);
   const double s1_i_up = ni_up > 0 ? si_up / ni_up : 0.0, s1_j_up = sj_up / nj_up;
@@ -257,7 +316,10 @@ void RestorePolicy::decide(uint32_t page, int i, QueueProbe& probe, std::vector<
   const double up_cost =
       wi_up * cost(i, s1_i_up, s2_of(i, qi + extra)) + wj_up * cost(j, s1_j_up, s2_of(j, qj + extra));
   // Eq. 6.4 with v = -cost: upgrade iff the predicted cost of the two tiers does not increase.
-  bool upgrade = up_cost <= not_cost;
+  explore_and_move(page, j, up_cost <= not_cost, moves);
+}
+
+void RestorePolicy::explore_and_move(uint32_t page, int j, bool upgrade, std::vector<Move>& moves) {
   const double eps = rl_.epsilon[static_cast<size_t>(j)];
   if (eps > 0 && rng_.uniform() < eps) upgrade = rl_.explore == RlParams::Explore::kUpgrade || rng_.below(2) == 1;
   if (upgrade) promote(page, moves);

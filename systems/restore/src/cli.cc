@@ -2,11 +2,14 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "artifact/atomic_file.h"
 #include "artifact/command_line.h"
+#include "artifact/options.h"
 #include "artifact/quote.h"
 #include "artifact/rng.h"
 #include "artifact/wire.h"
@@ -28,6 +31,7 @@ const char* usage() {
   --policy LIST                 static, tlfu, tlru, lrfu, exd, temp, restore (or a plug-in's), colon-separated, or all
                                 (restore); one output row per policy
   --seed X                      workload, arrivals and exploration (1)
+  --policy-seed X               the policies' own random numbers only (--seed's)
   --remote-fds IN,OUT           run the policy --policy NAME in another process, a policy host
                                 (policy_host.cc) that reads the engine's requests on its IN and
                                 answers on its OUT: this engine writes to OUT and reads from IN
@@ -88,17 +92,32 @@ const char* usage() {
   --rl-basis product|independent  rules mu(s1) mu(s2) (product, thesis Eq. 6.3) or the four
                                 memberships alone (independent, the original code)
   --rl-b-scale F                b = F / range (10, thesis L1847)
-  --rl-decision weighted|total|plain  Eq. 6.4 over sum_tier s1 v(s) (weighted, L1877), over
-                                sum_tier |K| s1 v(s) (total), or sum_tier v(s) as printed (weighted)
+  --rl-decision weighted|total|plain|released  Eq. 6.4 over sum_tier s1 v(s) (weighted, L1877), over
+                                sum_tier |K| s1 v(s) (total), sum_tier v(s) as printed (plain), or the
+                                released code's rule: upgrade iff C_j,not + C_i,up >= C_j,up + C_i,not
+                                in costs, 0 if a present cost is 0 (weighted)
+  --rl-reward measured|model    TD's reward: the tier's measured response times (measured, L1900) or
+                                Eq. 6.1's model cost of the placement, one for all agents (the released
+                                code) (measured)
+  --rl-transition steps|request  a TD step every --rl-step requests (steps, Eq. 6.5), or the released
+                                code's: from before to after one due request, tau 1 (needs
+                                --rl-reward model) (steps)
   --rl-epsilon E[:E...]         exploration per tier pair, fastest pair first (0:0.005, original code)
   --rl-explore coin|upgrade     with probability epsilon: a coin flip between the actions (coin), or
                                 an upgrade, as the original code (coin)
   --rl-init-rounds N            a TD step at each of the N requests after the first access outside
                                 Tier 1, besides every --rl-step (0; the original code: 20)
+  --tlru-margin none|capacity   tLRU promotes a page more recent than the faster tier's least recent
+                                (none), or by more than that tier's capacity in requests (capacity,
+                                the original code) (none)
+  --preset released             every choice of the authors' released code (README, "The released
+                                configuration"); options given beside it win, wherever they are
  output
   --dump-trace FILE             write the workload as a page trace (page,op) to FILE and run nothing
   --out FILE                    CSV output (stdout)
   --grid FILE                   one configuration per row: a header of option names, then values
+  --args-file FILE              first, if given: the arguments from FILE, one per line (options other
+                                processes must not see on the command line), then the rest
   --help
 )";
 }
@@ -133,24 +152,73 @@ std::string join(const std::vector<T>& v, F f) {
   return s;
 }
 
+// --preset released: the choices of the authors' released code (BU-DiSC/ReStore at 8144333f,
+// Run_RL.cpp, Run_TEMP.cpp, Run_tLRU.cpp), described in the README, "The released configuration".
+void apply_preset(const std::string& value, Options& o) {
+  if (value != "released") throw InputError("--preset must be released, not " + excerpt(value));
+  PolicyParams& pp = o.config.params;
+  RlParams& rl = pp.rl;
+  rl.decision = RlParams::Decision::kReleased;
+  rl.reward = RlParams::Reward::kModel;
+  rl.transition = RlParams::Transition::kRequest;
+  rl.td = TdParams{0.8, 0.1, 1e-4, 0.0, 0.0};  // lambda, beta, a fixed learning rate 1e-4, p = 0
+  rl.step = 100;
+  rl.init_rounds = 20;
+  rl.observe_every = 4;
+  rl.fit_every = 1;
+  rl.fit_window = 500;
+  rl.centre = RlParams::Centre::kMidrange;
+  rl.floor = RlParams::Floor::kOriginal;
+  rl.start = RlParams::Start::kOriginal;
+  rl.basis = Basis::kIndependent;
+  rl.b_scale = 5;
+  rl.epsilon = {0.0, 0.005};
+  rl.explore = RlParams::Explore::kUpgrade;
+  // Its temperature: 1 - 0.5 e^{-0.05 req} over the last 10^4 requests, 0.02 off per 1,000 idle
+  // requests, 0.5 before a page's first request; TEMP's admission 3:1; the victim chosen after.
+  pp.temp.increase = 0.05;
+  o.temp_timestep = 1000;
+  pp.temp.window = 10;
+  pp.temp.drop = 0.02;
+  pp.temp.drop_period = 1;
+  pp.temp.initial = 0.5;
+  pp.temp_admit = {3, 1};
+  pp.victim = PolicyParams::Victim::kAfter;
+  pp.tlru_margin = PolicyParams::TlruMargin::kCapacity;
+}
+
 }  // namespace
 
+// The options that take a value (parse_args reads each).
+// clang-format off
+const std::set<std::string> kValued = {
+    "preset", "engine", "policy", "remote-fds", "seed", "policy-seed", "workload", "trace", "pages", "requests",
+    "read-pct", "read-latency-us", "alpha", "k-r", "k-w", "capacity-pct", "capacity-pages", "page-size",
+    "server-model", "arrival", "clients", "rate", "initial", "cpu-timing", "cpu-us-per-access", "lrfu-lambda",
+    "exd-alpha", "temp-increase", "temp-window", "temp-drop", "temp-drop-period", "temp-initial", "temp-admit",
+    "demote-victim", "temp-timestep", "rl-lambda", "rl-beta", "rl-lr", "rl-lr-decay", "rl-p-init", "rl-step",
+    "rl-fit-window", "rl-fit-every", "rl-observe-every", "rl-fit-centre", "rl-range-floor", "rl-fit-start",
+    "rl-basis", "rl-b-scale", "rl-decision", "rl-reward", "rl-transition", "tlru-margin", "rl-epsilon",
+    "rl-explore", "rl-init-rounds", "demo-timesteps", "demo-requests", "dump-trace", "out", "grid"};
+// clang-format on
+
 Options parse_args(const std::vector<std::string>& args) {
+  const artifact::Options given("restore-sim", args, 0, kValued, {"help", "temperature-demo"},
+                                artifact::Options::Repeats::kLaterWins);
   Options o;
+  o.help = given.has("help");
+  o.temperature_demo = given.has("temperature-demo");
   std::vector<double> lat = {30, 200, 500}, alpha = {1.5, 2, 4};
   std::vector<int> k_r = {8, 4, 2}, k_w = {8, 4, 2};
   int page_size = 4096;
-  std::set<std::string> given;
-  std::string policy;  // --policy's value
+  std::string policy;                   // --policy's value
+  std::optional<uint64_t> policy_seed;  // --policy-seed's, else --seed's
   SimConfig& c = o.config;
   PolicyParams& pp = c.params;
-  for (size_t i = 0; i < args.size(); i++) {
-    const auto [name, value] = artifact::next_option(args, i, {"help", "temperature-demo"});
-    given.insert(name);
-    if (name == "help") {
-      o.help = true;
-    } else if (name == "temperature-demo") {
-      o.temperature_demo = true;
+  if (given.has("preset")) apply_preset(given.str("preset"), o);  // first, so that every other option wins
+  for (const auto& [name, value] : given.values()) {
+    if (name == "preset") {
+      // applied above
     } else if (name == "engine") {
       o.emulator = one_of<bool>(name, value, {{"sim", false}, {"emu", true}});
     } else if (name == "policy") {
@@ -168,6 +236,8 @@ Options parse_args(const std::vector<std::string>& args) {
       o.remote_fds = value;
     } else if (name == "seed") {
       o.seed = pp.seed = parse_number<uint64_t>(name, value);
+    } else if (name == "policy-seed") {
+      policy_seed = parse_number<uint64_t>(name, value);
     } else if (name == "workload") {
       std::vector<Phase> phases;
       std::string error;
@@ -268,7 +338,17 @@ Options parse_args(const std::vector<std::string>& args) {
       pp.rl.decision = one_of<RlParams::Decision>(name, value,
                                                   {{"weighted", RlParams::Decision::kMean},
                                                    {"total", RlParams::Decision::kTotal},
-                                                   {"plain", RlParams::Decision::kPlain}});
+                                                   {"plain", RlParams::Decision::kPlain},
+                                                   {"released", RlParams::Decision::kReleased}});
+    } else if (name == "rl-reward") {
+      pp.rl.reward = one_of<RlParams::Reward>(
+          name, value, {{"measured", RlParams::Reward::kMeasured}, {"model", RlParams::Reward::kModel}});
+    } else if (name == "rl-transition") {
+      pp.rl.transition = one_of<RlParams::Transition>(
+          name, value, {{"steps", RlParams::Transition::kSteps}, {"request", RlParams::Transition::kRequest}});
+    } else if (name == "tlru-margin") {
+      pp.tlru_margin = one_of<PolicyParams::TlruMargin>(
+          name, value, {{"none", PolicyParams::TlruMargin::kNone}, {"capacity", PolicyParams::TlruMargin::kCapacity}});
     } else if (name == "rl-epsilon") {
       pp.rl.epsilon = parse_list<double>(name, value, 0.0, 1.0);
     } else if (name == "rl-explore") {
@@ -287,18 +367,20 @@ Options parse_args(const std::vector<std::string>& args) {
     } else if (name == "grid") {
       o.grid = value;
     } else {
-      throw InputError("unknown option --" + name);
+      throw std::logic_error("--" + name + " is accepted but never read");
     }
   }
   if (o.help) return o;
+  if (pp.rl.transition == RlParams::Transition::kRequest && pp.rl.reward == RlParams::Reward::kMeasured)
+    throw InputError("--rl-transition request needs --rl-reward model: no response is measured within one request");
   if (!o.remote_fds.empty()) {
     // The other process serves one run of one policy, whatever its name (this binary need not know it).
     auto refuse = [&](const std::string& why) {
       throw InputError("--remote-fds runs one policy in another process with the simulator: " + why);
     };
-    if (given.count("grid")) refuse("not with --grid (one run per policy process)");
+    if (given.has("grid")) refuse("not with --grid (one run per policy process)");
     if (o.temperature_demo) refuse("--temperature-demo runs no policy");
-    if (given.count("dump-trace")) refuse("--dump-trace runs no policy");
+    if (given.has("dump-trace")) refuse("--dump-trace runs no policy");
     if (o.emulator) refuse("not with --engine emu (the emulator runs its policy in its own process)");
     if (policy.empty()) refuse("name it with --policy NAME");
     if (policy == "all" || policy.find(':') != std::string::npos)
@@ -307,7 +389,7 @@ Options parse_args(const std::vector<std::string>& args) {
       refuse("--policy NAME must be lowercase letters, digits and _ (at most " + std::to_string(remote::kMaxName) +
              "), not " + excerpt(policy));
     o.policies = {policy};
-  } else if (given.count("policy")) {
+  } else if (given.has("policy")) {
     o.policies.clear();
     if (policy == "all") {
       o.policies = builtin_names();
@@ -332,7 +414,7 @@ Options parse_args(const std::vector<std::string>& args) {
     return o;
   }
 
-  if (!o.trace.empty() && (given.count("workload") || given.count("pages") || given.count("read-pct")))
+  if (!o.trace.empty() && (given.has("workload") || given.has("pages") || given.has("read-pct")))
     throw InputError("--trace replaces --workload, --pages and --read-pct");
   // Tiers.
   size_t n = lat.size();
@@ -358,7 +440,7 @@ Options parse_args(const std::vector<std::string>& args) {
     s.k_w = pick("k-w", k_w, t);
     s.page_size = page_size;
   }
-  c.params.seed = o.seed;
+  c.params.seed = policy_seed.value_or(o.seed);
   if (c.arrival == Arrival::kPoisson && c.rate_per_s <= 0) throw InputError("--arrival poisson needs --rate R");
   if (o.emulator && c.arrival == Arrival::kBurst)
     throw InputError("--engine emu supports --arrival closed or poisson, not burst");
@@ -509,8 +591,9 @@ std::string temperature_demo(const Options& o) {
   return out;
 }
 
-int main_with_args(const std::vector<std::string>& args) {
+int main_with_args(const std::vector<std::string>& given) {
   return artifact::guarded_main<PolicyError>("restore-sim", [&] {
+    const std::vector<std::string> args = artifact::with_args_file(given);
     Options o = parse_args(args);
     if (o.help) {
       std::cout << usage();

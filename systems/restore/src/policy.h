@@ -11,6 +11,7 @@
 // placement it keeps (PlacementCheck).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -60,8 +61,26 @@ struct RlParams {
   // Eq. 6.4's compared quantity (see README): kMean weights each tier's v by its mean temperature
   // s1 ("the sum of their multiplication", L1877; the released code's commented-out variant
   // cost * state[0]), kTotal by its total temperature |K| s1, kPlain is Eq. 6.4 as printed.
-  enum class Decision { kMean, kTotal, kPlain };
+  // kReleased is the released code's active rule (Run_RL.cpp, the two `left <= right` tests):
+  // upgrade iff C_j,not + C_i,up >= C_j,up + C_i,not in costs (its own values are minus costs, as
+  // its reward is negative, so there it reads `<=`), with its post-upgrade states (K moved alone,
+  // no victim; two more queued tasks on each tier), and its zero rule: when either tier's present
+  // cost is exactly 0 the four are taken as 0, so the page is upgraded.
+  enum class Decision { kMean, kTotal, kPlain, kReleased };
   Decision decision = Decision::kMean;
+  // The reward R_n of the TD update: kMeasured, the mean discounted response time of the tier's
+  // requests (L1900); kModel, Eq. 6.1's model-based cost as the released code computes it, one
+  // value for every agent: (1 / pages) sum_t 0.5 (r_t + alpha_t r_t) |K_t| e^{(1 + s1_t) / 2}
+  // (Run_RL.cpp, reward_from_avgtemp; there negated, a reward).
+  enum class Reward { kMeasured, kModel };
+  Reward reward = Reward::kMeasured;
+  // The TD transition: kSteps, a semi-Markov step every `step` requests (Eq. 6.5-6.6); kRequest,
+  // the released code's: on a due request (the first `init_rounds` after the first access outside
+  // Tier 1, then every `step`-th) the transition from the state before that request to the state
+  // after its decision and moves, tau = 1 (Run_RL.cpp, the two `RL_start_update` blocks). Needs
+  // the model reward (no response is known within one request).
+  enum class Transition { kSteps, kRequest };
+  Transition transition = Transition::kSteps;
   std::vector<double> epsilon = {0.0, 0.005};  // exploration per tier pair (original code)
   // What exploration does, with probability epsilon: flip a coin between the two actions, or
   // upgrade (the original code: `left <= right || rand < epsilon`).
@@ -87,6 +106,11 @@ struct PolicyParams {
   // Run_RL.cpp L1101-1147, Run_TEMP.cpp L728-773).
   enum class Victim { kBefore, kAfter };
   Victim victim = Victim::kBefore;
+  // tLRU's margin: kNone, promote a page more recent than the faster tier's least recent; kCapacity,
+  // only if more recent by more than the faster tier's capacity in requests (the original
+  // Run_tLRU.cpp, its two `last_request_round > k_lru * ... + max_capacity` tests, k_lru = 1).
+  enum class TlruMargin { kNone, kCapacity };
+  TlruMargin tlru_margin = TlruMargin::kNone;
   RlParams rl;
   uint64_t seed = 1;
 };
@@ -286,13 +310,19 @@ class RestorePolicy : public TempPolicy {
   // The value (a cost) tier `tier`'s agent gives the state (s1, s2).
   double cost(int tier, double s1, double s2) const;
   uint64_t decisions() const { return decisions_; }
+  // Eq. 6.1's cost of the present placement, as the released code computes it (Reward::kModel).
+  double model_cost() const;
 
  private:
   void observe_state(int tier, double s1, double s2);
   void observe_every_tier(QueueProbe& probe);
   void decide(uint32_t page, int tier, QueueProbe& probe, std::vector<Move>& moves);
+  // With probability epsilon of the pair (j+1 -> j) exploration overrides `upgrade`; then moves.
+  void explore_and_move(uint32_t page, int j, bool upgrade, std::vector<Move>& moves);
   void td_step(uint64_t now, QueueProbe& probe);
   double s2_of(int tier, uint64_t queued) const;
+  bool released_step_due(uint64_t now) const;
+  void released_step(QueueProbe& probe, const std::vector<Move>& moves);
 
   RlParams rl_;
   std::vector<Agent> agents_;
@@ -300,6 +330,7 @@ class RestorePolicy : public TempPolicy {
   uint64_t decisions_ = 0;
   bool outside_seen_ = false;  // a page outside Tier 1 was accessed (the warm-up starts then)
   uint64_t first_outside_ = 0;
+  std::vector<std::array<double, kRules>> before_;  // Transition::kRequest: each tier's basis before the request
 };
 
 }  // namespace restore

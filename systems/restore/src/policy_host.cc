@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "artifact/command_line.h"
+#include "artifact/options.h"
 #include "artifact/wire.h"
 #include "remote_policy.h"
 
@@ -20,17 +20,13 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   int in = -1, out = -1;
   try {
-    for (size_t i = 0; i < args.size(); i++) {
-      const artifact::Option o = artifact::next_option(args, i, {"help"});
-      if (o.name == "help") {
-        std::cout
-            << "usage: policy_host --remote-fds IN,OUT   (serves restore-sim --remote-fds OUT,IN --policy NAME)\n";
-        return 0;
-      }
-      if (o.name != "remote-fds") throw artifact::InputError("unknown option --" + o.name);
-      artifact::wire::parse_fds(o.value, &in, &out);
+    const artifact::Options options("policy_host", args, 0, {"remote-fds"}, {"help"});
+    if (options.has("help")) {
+      std::cout << "usage: policy_host --remote-fds IN,OUT   (serves restore-sim --remote-fds OUT,IN --policy NAME)\n";
+      return 0;
     }
-    if (in < 0) throw artifact::InputError("--remote-fds IN,OUT is needed");
+    if (!options.has("remote-fds")) throw artifact::InputError("--remote-fds IN,OUT is needed");
+    artifact::wire::parse_fds(options.str("remote-fds"), &in, &out);
   } catch (const std::exception& e) {
     std::cerr << "policy_host: error: " << e.what() << "\n";
     return 2;

@@ -65,6 +65,7 @@ void write_hello(Writer& out, const Hello& h) {
   out.u32(static_cast<uint32_t>(p.temp_admit.size()));
   for (uint32_t n : p.temp_admit) out.u32(n);
   put(out, p.victim);
+  put(out, p.tlru_margin);
   const RlParams& rl = p.rl;
   out.f64(rl.td.lambda);
   out.f64(rl.td.beta);
@@ -81,6 +82,8 @@ void write_hello(Writer& out, const Hello& h) {
   put(out, rl.start);
   put(out, rl.basis);
   put(out, rl.decision);
+  put(out, rl.reward);
+  put(out, rl.transition);
   out.u32(static_cast<uint32_t>(rl.epsilon.size()));
   for (double e : rl.epsilon) out.f64(e);
   put(out, rl.explore);
@@ -119,6 +122,7 @@ Hello read_hello(Reader& in) {
   p.temp_admit.resize(in.count(kMaxTiers, "temp_admit values"));
   for (uint32_t& v : p.temp_admit) v = in.u32();
   p.victim = enumeration(in, PolicyParams::Victim::kAfter, "victim");
+  p.tlru_margin = enumeration(in, PolicyParams::TlruMargin::kCapacity, "tlru_margin");
   RlParams& rl = p.rl;
   rl.td.lambda = in.f64();
   rl.td.beta = in.f64();
@@ -134,7 +138,9 @@ Hello read_hello(Reader& in) {
   rl.floor = enumeration(in, RlParams::Floor::kOriginal, "floor");
   rl.start = enumeration(in, RlParams::Start::kOriginal, "start");
   rl.basis = enumeration(in, Basis::kIndependent, "basis");
-  rl.decision = enumeration(in, RlParams::Decision::kPlain, "decision");
+  rl.decision = enumeration(in, RlParams::Decision::kReleased, "decision");
+  rl.reward = enumeration(in, RlParams::Reward::kModel, "reward");
+  rl.transition = enumeration(in, RlParams::Transition::kRequest, "transition");
   rl.epsilon.resize(in.count(kMaxTiers, "epsilon values"));
   for (double& e : rl.epsilon) e = in.f64();
   rl.explore = enumeration(in, RlParams::Explore::kUpgrade, "explore");

@@ -12,15 +12,16 @@
 // engine's OUT is the host's IN, and the other way round.
 //
 // Engine -> host:
-//   0x01 HELLO    u32 magic 0x31505352 ("RSP1"), u32 version 1, str policy name (at most 64 bytes),
+//   0x01 HELLO    u32 magic 0x31505352 ("RSP1"), u32 version 2, str policy name (at most 64 bytes),
 //                 u32 pages, u32 tiers n (2..8), then per tier, fastest first: f64 read_latency_us,
 //                 f64 alpha, i32 k_r, i32 k_w, u64 capacity_pages, i32 page_size;
 //                 then every field of PolicyParams (policy.h), in this order: f64 lrfu_lambda,
 //                 f64 exd_alpha, temp {f64 increase, u32 window, f64 drop, u32 drop_period,
 //                 u64 timestep, f64 initial}, u32 count + count x u32 temp_admit (count <= 8),
-//                 u8 victim, rl {td {f64 lambda, f64 beta, f64 lr0, f64 lr_decay, f64 p_init},
+//                 u8 victim, u8 tlru_margin, rl {td {f64 lambda, f64 beta, f64 lr0, f64 lr_decay, f64 p_init},
 //                 u32 step, u32 fit_window, u32 fit_every, u32 observe_every, f64 b_scale,
-//                 u8 centre, u8 floor, u8 start, u8 basis, u8 decision, u32 count + count x f64
+//                 u8 centre, u8 floor, u8 start, u8 basis, u8 decision, u8 reward, u8 transition,
+//                 u32 count + count x f64
 //                 epsilon (count <= 8), u8 explore, u32 init_rounds}, u64 seed.
 //                 (Enumerations as their index in policy.h / rl.h's declarations.)
 //   0x02 PLACE    str: the initial placement, one byte per page (its tier, 0 = fastest); sent right
@@ -65,9 +66,9 @@ namespace restore {
 namespace remote {
 
 constexpr uint32_t kMagic = 0x31505352;  // "RSP1" in little-endian bytes
-constexpr uint32_t kVersion = 1;
-constexpr size_t kMaxText = 4096;  // an ERROR's text
-constexpr size_t kMaxName = 64;    // a policy's name
+constexpr uint32_t kVersion = 2;         // 2: tLRU's margin, ReStore's reward and transition
+constexpr size_t kMaxText = 4096;        // an ERROR's text
+constexpr size_t kMaxName = 64;          // a policy's name
 constexpr uint32_t kMaxTiers = 8;
 enum Type : uint8_t {
   kHello = 0x01,

@@ -90,6 +90,32 @@ TEST(Cli, SameSeedSameBytesWithoutTiming) {
   EXPECT_NE(run_to_string(args), a);
 }
 
+TEST(Cli, ThePoliciesSeedIsTheWorkloadsUnlessGivenApart) {
+  // A policy host learns its seed (HELLO): a grader gives it one of its own, so that the policy
+  // cannot regenerate the hidden workload from it.
+  EXPECT_EQ(parse_args({"--seed", "9"}).config.params.seed, 9u);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--seed", "9", "--policy-seed", "4"},
+                                               std::vector<std::string>{"--policy-seed", "4", "--seed", "9"}}) {
+    const Options o = parse_args(args);
+    EXPECT_EQ(o.seed, 9u);
+    EXPECT_EQ(o.config.params.seed, 4u);
+  }
+}
+
+TEST(Cli, AnArgumentsFileGivesTheCommandLinesBytes) {
+  const std::vector<std::string> args = {"--policy", "tlfu",         "--requests", "2000",   "--pages",
+                                         "300",      "--cpu-timing", "off",        "--seed", "5"};
+  const std::string file = artifact::testing::scratch_path("restore_args") + ".txt";
+  {
+    std::ofstream f(file);
+    for (size_t i = 0; i + 2 < args.size(); i++) f << args[i] << (i == 2 ? "\n\n" : "\n");  // an empty line too
+  }
+  EXPECT_EQ(without_heap_bytes(run_to_string({"--args-file", file, "--seed", "5"})),
+            without_heap_bytes(run_to_string(args)));
+  std::remove(file.c_str());
+  EXPECT_EQ(main_with_args({"--args-file", file}), 2);  // gone: an input error
+}
+
 TEST(Cli, GridRowsShareOptions) {
   const std::string grid = artifact::testing::scratch_path("restore_grid") + ".csv";
   {
@@ -136,4 +162,32 @@ TEST(Cli, TheOriginalCodesChoicesAreSettings) {
   EXPECT_EQ(original.victim, PolicyParams::Victim::kAfter);
   EXPECT_TRUE(parse_args({"--temp-admit", "3:1", "--temp-admit", "none"}).config.params.temp_admit.empty());
   EXPECT_NE(error_of({"--rl-basis", "sum"}).find("--rl-basis"), std::string::npos);
+  EXPECT_EQ(parse_args({"--pages", "10", "--pages=20"}).pages, 20u);  // a later option wins
+}
+
+TEST(Cli, ThePresetReleasedTurnsOnEveryReleasedChoiceAndOptionsWin) {
+  const Options o = parse_args({"--preset", "released"});
+  const PolicyParams& p = o.config.params;
+  EXPECT_EQ(p.rl.decision, RlParams::Decision::kReleased);
+  EXPECT_EQ(p.rl.reward, RlParams::Reward::kModel);
+  EXPECT_EQ(p.rl.transition, RlParams::Transition::kRequest);
+  EXPECT_EQ(p.rl.td.lr0, 1e-4);
+  EXPECT_EQ(p.rl.td.lr_decay, 0.0);
+  EXPECT_EQ(p.rl.basis, Basis::kIndependent);
+  EXPECT_EQ(p.rl.b_scale, 5.0);
+  EXPECT_EQ(p.temp.increase, 0.05);
+  EXPECT_EQ(p.temp.drop, 0.02);
+  EXPECT_EQ(p.temp.initial, 0.5);
+  EXPECT_EQ(o.temp_timestep, 1000u);
+  EXPECT_EQ(p.tlru_margin, PolicyParams::TlruMargin::kCapacity);
+  // an option beside the preset wins, before it or after it
+  for (const auto& args : {std::vector<std::string>{"--rl-p-init", "1000", "--preset", "released"},
+                           std::vector<std::string>{"--preset", "released", "--rl-p-init", "1000"}})
+    EXPECT_EQ(parse_args(args).config.params.rl.td.p_init, 1000.0);
+  const PolicyParams ours = parse_args({}).config.params;
+  EXPECT_EQ(ours.rl.decision, RlParams::Decision::kMean);
+  EXPECT_EQ(ours.rl.reward, RlParams::Reward::kMeasured);
+  EXPECT_EQ(ours.tlru_margin, PolicyParams::TlruMargin::kNone);
+  EXPECT_NE(error_of({"--preset", "thesis"}).find("--preset"), std::string::npos);
+  EXPECT_NE(error_of({"--rl-transition", "request"}).find("--rl-reward model"), std::string::npos);
 }

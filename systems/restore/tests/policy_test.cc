@@ -578,3 +578,106 @@ TEST(Temperature, PagesStartAtTheInitialTemperatureAndCool) {
   EXPECT_DOUBLE_EQ(h.mean_temperature(0), 0.5);
   EXPECT_DOUBLE_EQ(h.mean_temperature(1), 0.5);
 }
+
+TEST(Tlru, TheOriginalsMarginAsksForTheFasterTiersCapacityInRequests) {
+  // Run_tLRU.cpp promotes only if the page's last request is more recent than the faster tier's
+  // least recent page's by more than that tier's capacity (2 pages here: 2 requests).
+  auto promoted = [](PolicyParams::TlruMargin margin, int idle) {
+    PolicyParams p;
+    p.tlru_margin = margin;
+    Harness h("tlru", {2, 10}, 4, p);  // 0, 1 | 2, 3
+    h.access(0);                       // stamp 1: Tier 1's least recent
+    h.access(1);
+    for (int k = 0; k < idle; k++) h.access(3);  // stays in Tier 2 (its recency before: never or old)
+    h.access(2);                                 // 2's recency before the next request
+    return !h.access(2).empty();
+  };
+  // 2's stamp is 3 + idle against page 0's 1: more recent by 2 + idle
+  EXPECT_TRUE(promoted(PolicyParams::TlruMargin::kNone, 0));
+  EXPECT_FALSE(promoted(PolicyParams::TlruMargin::kCapacity, 0));  // by 2: not more than 2
+  EXPECT_TRUE(promoted(PolicyParams::TlruMargin::kCapacity, 1));   // by 3
+}
+
+TEST(Restore, TheModelRewardIsEq61AsReleased) {
+  // (1 / pages) sum_t 0.5 (r_t + alpha_t r_t) |K_t| e^{(1 + s1_t) / 2}, every page at 0.5
+  PolicyParams p;
+  p.temp.initial = 0.5;
+  std::vector<TierSpec> ts = tiers({3, 4, 20});  // 30, 150, 750 us, alpha 2
+  RestorePolicy policy(ts, 20, p);
+  policy.place(fill(ts, 20));
+  const double e = std::exp(0.75);
+  EXPECT_NEAR(policy.model_cost(), (0.5 * 90 * 3 * e + 0.5 * 450 * 4 * e + 0.5 * 2250 * 13 * e) / 20, 1e-9);
+}
+
+namespace {
+// The released code's agent (decision, reward, transition) on tiers of 3, 8 and 20 pages: pages 0
+// and 1 in Tier 1 (one slot free), 3-6 in Tier 2, the rest in Tier 3; no queues, a TD step at each
+// request after the first outside Tier 1 (init_rounds), memberships never refitted.
+PolicyParams released_params() {
+  PolicyParams p;
+  p.temp.timestep = 1;
+  p.rl.decision = RlParams::Decision::kReleased;
+  p.rl.reward = RlParams::Reward::kModel;
+  p.rl.transition = RlParams::Transition::kRequest;
+  p.rl.basis = Basis::kIndependent;
+  p.rl.init_rounds = 1000;
+  p.rl.observe_every = 1000;
+  p.rl.epsilon = {0.0, 0.0};
+  p.rl.td.lr0 = 1e-3;
+  p.rl.td.lr_decay = 0;
+  return p;
+}
+std::vector<uint8_t> released_placement() {
+  std::vector<uint8_t> place(20, 2);
+  place[0] = place[1] = 0;
+  for (uint32_t k = 3; k <= 6; k++) place[k] = 1;
+  return place;
+}
+}  // namespace
+
+TEST(Restore, TheReleasedRuleComparesEachTiersChangeOfCost) {
+  const PolicyParams p = released_params();
+  const std::vector<TierSpec> ts = tiers({3, 8, 20});
+  RestorePolicy policy(ts, 20, p);
+  policy.place(released_placement());
+  NoQueue q;
+  std::vector<Move> moves;
+  uint64_t now = 0;
+  policy.access(3, Op::kRead, now++, q, moves);  // p = 0: every cost is 0, its zero rule upgrades
+  EXPECT_EQ(policy.tier_of(3), 0);
+  for (int k = 0; k < 30; k++) policy.access(k % 2, Op::kRead, now++, q, moves);  // learn from the model reward
+  // A never-requested Tier 3 page (all of Tier 2 and 3 at temperature 0): the released rule on the
+  // policy's own costs, with its post-upgrade states (the page moved alone, 2 more queued tasks)
+  const double tk = TemperatureModel::heat(p.temp.increase, 1);
+  const double n2 = static_cast<double>(policy.size(1)), n3 = static_cast<double>(policy.size(2));
+  const double c2_not = policy.cost(1, 0, 0), c3_not = policy.cost(2, tk / n3, 0);
+  const double c2_up = policy.cost(1, tk / (n2 + 1), 2 * ts[1].avg_process_time_us());
+  const double c3_up = policy.cost(2, 0, 2 * ts[2].avg_process_time_us());
+  const double margin = (c2_not + c3_up) - (c2_up + c3_not);
+  ASSERT_GT(std::fabs(margin), 1e-6) << "the learnt costs must tell the two actions apart";
+  moves.clear();
+  policy.access(19, Op::kRead, now++, q, moves);
+  EXPECT_EQ(!moves.empty(), margin >= 0);
+}
+
+TEST(Restore, TheReleasedTransitionStepsFromBeforeToAfterOneDueRequest) {
+  // Due requests: the first `init_rounds` after the first access outside Tier 1, then those
+  // `step` + 1, 2 step + 1, ... after it (Run_RL.cpp: (i - start) % freq == 1).
+  PolicyParams p = released_params();
+  p.rl.init_rounds = 3;
+  p.rl.step = 10;
+  const std::vector<TierSpec> ts = tiers({3, 8, 20});
+  RestorePolicy policy(ts, 20, p);
+  policy.place(released_placement());
+  NoQueue q;
+  std::vector<Move> moves;
+  uint64_t now = 0;
+  for (int k = 0; k < 5; k++) policy.access(0, Op::kRead, now++, q, moves);  // Tier 1: nothing due yet
+  EXPECT_EQ(policy.agent(0).updates, 0u);
+  for (int k = 0; k < 3; k++) policy.access(k == 0 ? 10 : 0, Op::kRead, now++, q, moves);  // the start and 2 more
+  EXPECT_EQ(policy.agent(0).updates, 3u);
+  for (int k = 3; k <= 11; k++) policy.access(0, Op::kRead, now++, q, moves);  // 11 = step + 1: due
+  EXPECT_EQ(policy.agent(2).updates, 4u);
+  // every agent learnt from the one model reward, a positive cost: p rose from 0
+  EXPECT_GT(policy.agent(2).td.p()[0] + policy.agent(2).td.p()[1], 0.0);
+}

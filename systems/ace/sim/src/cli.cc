@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "artifact/atomic_file.h"
 #include "artifact/command_line.h"
+#include "artifact/options.h"
 #include "artifact/wire.h"
 #include "remote_policy.h"
 
@@ -32,6 +34,8 @@ const char* usage() {
   --out FILE                    CSV output (stdout)
   --io-log FILE                 every I/O phase, one line each: R|W and the pages read or written at once
   --grid FILE                   one configuration per row: a header of option names, then values
+  --args-file FILE              first, if given: the arguments from FILE, one per line (options other
+                                processes must not see on the command line), then the rest
   --remote-fds IN,OUT           --policy runs in another process (a policy host, remote_policy.h): this one
                                 writes its questions to file descriptor OUT and reads the answers from IN
 )";
@@ -56,17 +60,21 @@ const char* prefetch_name(Prefetch p) {
 }  // namespace
 
 Options parse_args(const std::vector<std::string>& args) {
+  const artifact::Options given(
+      "ace-sim", args, 0,
+      {"policy",          "ace",          "prefetch",  "n-w",  "n-e",       "pool-pages",        "cflru-window",
+       "read-latency-us", "alpha",        "k-r",       "k-w",  "page-size", "cpu-us-per-access", "seed",
+       "trace",           "trace-format", "pg-repins", "ops",  "pages",     "read-pct",          "hot-ops-pct",
+       "hot-pages-pct",   "out",          "io-log",    "grid", "remote-fds"},
+      {"synthetic", "help"}, artifact::Options::Repeats::kLaterWins);
   Options o;
+  o.help = given.has("help");
+  o.synthetic = given.has("synthetic");
   bool synthetic_option = false;  // --ops etc. given
   const double max_pages = 4294967296.0;
-  for (size_t i = 0; i < args.size(); i++) {
-    const auto [name, value] = artifact::next_option(args, i, {"synthetic", "help"});
+  for (const auto& [name, value] : given.values()) {
     Config& c = o.config;
-    if (name == "help") {
-      o.help = true;
-    } else if (name == "synthetic") {
-      o.synthetic = true;
-    } else if (name == "policy") {
+    if (name == "policy") {
       c.policy = value;  // checked below, once --remote-fds is known
     } else if (name == "ace") {
       c.ace = artifact::on_off(name, value);
@@ -136,7 +144,7 @@ Options parse_args(const std::vector<std::string>& args) {
                            ": stdout and stderr carry the CSV and the messages");
       o.remote = true;
     } else {
-      throw InputError("unknown option --" + name);
+      throw std::logic_error("--" + name + " is accepted but never read");
     }
   }
   if (!o.grid.empty() && !o.io_log.empty()) throw InputError("--io-log logs one configuration, not a --grid");
@@ -231,8 +239,9 @@ std::string Runner::run(const Options& o) {
   return csv_row(o, sim);
 }
 
-int main_with_args(const std::vector<std::string>& args) {
+int main_with_args(const std::vector<std::string>& given) {
   return artifact::guarded_main<PolicyError>("ace-sim", [&] {
+    const std::vector<std::string> args = artifact::with_args_file(given);
     Options o = parse_args(args);
     if (o.help) {
       std::cout << usage();

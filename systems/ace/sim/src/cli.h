@@ -27,7 +27,8 @@ struct Options {
   bool help = false;
 };
 
-// Parses and checks the arguments (without the program name); throws InputError.
+// Parses and checks the arguments (without the program name); throws InputError. An option given
+// twice takes its later value: a grid's row is the shared options followed by the row's own.
 Options parse_args(const std::vector<std::string>& args);
 
 std::string csv_header();

@@ -9,25 +9,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "artifact/options.h"
 #include "artifact/wire.h"
 #include "remote_policy.h"
 
 int main(int argc, char** argv) {
   const std::string usage = "usage: policy_host --remote-fds IN,OUT\n";
-  std::string fds;
-  if (argc == 3 && std::string(argv[1]) == "--remote-fds")
-    fds = argv[2];
-  else if (argc == 2 && std::string(argv[1]).rfind("--remote-fds=", 0) == 0)
-    fds = std::string(argv[1]).substr(13);
-  else {
-    std::cerr << usage;
-    return 2;
-  }
   int in = -1, out = -1;
   try {
-    artifact::wire::parse_fds(fds, &in, &out);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "policy_host: --remote-fds " << e.what() << "\n" << usage;
+    const artifact::Options options("policy_host", {argv + 1, argv + argc}, 0, {"remote-fds"}, {});
+    try {
+      artifact::wire::parse_fds(options.str("remote-fds"), &in, &out);
+    } catch (const std::invalid_argument& e) {
+      throw artifact::InputError(std::string("--remote-fds ") + e.what());
+    }
+  } catch (const artifact::InputError& e) {
+    std::cerr << "policy_host: " << e.what() << "\n" << usage;
     return 2;
   }
   return acesim::remote::serve_policy(in, out);

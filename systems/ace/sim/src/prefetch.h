@@ -1,6 +1,6 @@
 // ACE's Reader: the TaP sequential detector and the history-based predictor, as the
-// patched PostgreSQL's bufmgr.c implements them (tap_observe, history_observe,
-// history_predict). A page is (relation fork << 32) | block; predictions stay within the
+// patched PostgreSQL's ace_predict.c implements them (AceTapObserve, AceHistoryObserve,
+// AceHistoryPredict). A page is (relation fork << 32) | block; predictions stay within the
 // fork of the missed page. PostgreSQL keeps one predictor per process; so does the
 // simulator, per pid of the trace.
 #pragma once
@@ -22,7 +22,7 @@ constexpr int kHistoryEntries = 65536;
 constexpr int kHistoryFanout = 3;
 constexpr int kHistoryThreshold = 2;
 
-// bufmgr.c's FifoTable: a bounded map; when full, the key entered first leaves. A key
+// ace_predict.c's FifoTable: a bounded map; when full, the key entered first leaves. A key
 // removed early keeps its slot in the order until that slot's turn, and that turn then
 // removes the key if it is present again: exactly what the C code does.
 template <typename Entry>

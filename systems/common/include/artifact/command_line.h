@@ -1,4 +1,4 @@
-// The command-line pieces ace-sim and restore-sim share: `--name value` / `--name=value` options,
+// The command-line pieces ace-sim and restore-sim share besides their options (artifact/options.h):
 // checked numbers, the grid mode (one configuration per CSV row), number formats, the CSV output
 // (stdout or a file written whole) and the exit statuses.
 #pragma once
@@ -25,15 +25,6 @@ namespace artifact {
 struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// One option of a command line: `--name value`, `--name=value`, or a flag `--name` (no value).
-struct Option {
-  std::string name, value;
-};
-
-// The option at args[i] (advanced past its value); `flags` take no value unless given with '='.
-// Throws InputError for an argument that is not an option or an option without its value.
-Option next_option(const std::vector<std::string>& args, size_t& i, const std::set<std::string>& flags);
 
 // `text` as a number of type T, finite; else InputError("--name needs a number, got 'text'"). Here
 // and below, what a message quotes is escaped and cut (artifact/quote.h).
@@ -98,6 +89,11 @@ std::vector<std::vector<std::string>> grid_rows(const std::string& path, const s
 // `base`, and concatenates what it returns; an InputError names the configuration's number.
 std::string run_grid(const std::string& path, const std::vector<std::string>& args, const Grid& grid,
                      const std::function<std::string(const std::vector<std::string>&)>& run);
+
+// The command line with a leading `--args-file PATH` replaced by that file's lines, one argument
+// each (empty lines skipped), then the rest of `args`. A grader passes the options it hides this
+// way: every process of the machine may read another's /proc/<pid>/cmdline. Throws InputError.
+std::vector<std::string> with_args_file(const std::vector<std::string>& args);
 
 // `text` on stdout when `path` is empty, else written whole to `path` (AtomicFile): the exit status.
 int write_output(const std::string& path, const std::string& text);

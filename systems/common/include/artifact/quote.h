@@ -1,6 +1,6 @@
 // User input in a message, shown safely: a field or a line of an input file, an option's value, a
 // path. Each byte outside printable ASCII, and the quote and the backslash, is escaped (\n, \r, \t,
-// \\, \', else \xHH, as Python's repr shows them: workflow/ssdartifact/quoting.py). Unescaped, a NUL
+// \\, \', else \xHH, as Python's repr shows them: core/ssdartifact/quoting.py). Unescaped, a NUL
 // would end the message early (what() is a C string) and a control character could forge a line
 // of it; a field of 50 MB would be echoed whole, so excerpt() shows at most kExcerptBytes of it.
 #pragma once

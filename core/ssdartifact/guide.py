@@ -100,12 +100,14 @@ def rewrite(text: str, numbers: dict) -> str:
     return MARKER.sub(value, text)
 
 
-def update(definitions: dict[str, Number], root: Path, docs: Path = DOCS) -> list[Path]:
-    """Recompute the numbers of `definitions` from `root` (the others stay as recorded) and rewrite
-    the pages; the pages changed."""
+def update(definitions: dict[str, Number], root: Path, docs: Path = DOCS,
+           stale: Callable[[str], bool] = lambda name: False) -> list[Path]:
+    """Recompute the numbers of `definitions` from `root` (the others stay as recorded, but for those
+    `stale` drops) and rewrite the pages; the pages changed."""
     recorded = load(docs / NUMBERS.name)
     numbers = compute(definitions, root, recorded)
-    numbers["numbers"] = {**recorded["numbers"], **numbers["numbers"]}
+    kept = {name: entry for name, entry in recorded["numbers"].items() if not stale(name)}
+    numbers["numbers"] = {**kept, **numbers["numbers"]}
     changed = []
     rewritten = {page: rewrite(page.read_text(encoding="utf-8"), numbers) for page in pages(docs)}
     files.atomic_write_text(docs / NUMBERS.name, json.dumps(numbers, indent=1, sort_keys=True) + "\n")
@@ -117,10 +119,12 @@ def update(definitions: dict[str, Number], root: Path, docs: Path = DOCS) -> lis
 
 
 def problems(definitions: dict[str, Number], docs: Path = DOCS, root: Path | None = None,
-             only: Callable[[str], bool] = lambda name: True) -> list[str]:
+             only: Callable[[str], bool] = lambda name: True,
+             unpaged: Callable[[str], bool] = lambda name: False) -> list[str]:
     """Where the guide is out of date: with its recorded numbers (always), and with the results
     tree `root` (when given): a recorded number whose result files there differ from those it
-    was computed from. `only`: the numbers to look at (all by default)."""
+    was computed from. `only`: the numbers to look at (all by default); `unpaged`: the numbers
+    recorded whether or not a page shows them (each claim's)."""
     recorded = load(docs / NUMBERS.name)["numbers"]
     found = []
     used = set()
@@ -138,13 +142,13 @@ def problems(definitions: dict[str, Number], docs: Path = DOCS, root: Path | Non
             elif value != recorded[name]["value"]:
                 found.append(f"{where}: {name} shows {value!r} where docs/numbers.json has "
                              f"{recorded[name]['value']!r}: run `make guide` (pages are not edited by hand)")
-    for name in sorted(name for name in set(recorded) - used if only(name)):
+    for name in sorted(name for name in set(recorded) - used if only(name) and not unpaged(name)):
         found.append(f"docs/numbers.json: {name} is used by no page")
     if root is not None:
         for name, entry in sorted(recorded.items()):
             number = definitions.get(name)
             changed = number is not None and number.files(root) and number.digest(root) != entry.get("sha256")
-            if name in used and only(name) and changed:
+            if (name in used or unpaged(name)) and only(name) and changed:
                 found.append(f"docs: {name} ({entry['value']}) comes from other {', '.join(entry['sources'])} than "
                              f"those in {root}: run `make guide` to take this run's numbers")
     return found

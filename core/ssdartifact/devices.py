@@ -4,7 +4,7 @@ before use, and opening it for an experiment.
 Opening yields a directory to run I/O in; nothing outside the declared path (a
 file device's directory, or an emulated device's folder under scratch/emussd/)
 is ever written. A file device's directory is never made, unless it is the
-artifact's own, inside scratch/ (config.artifact_owned). An emulated device is
+artifact's own, inside scratch/ (preflight.artifact_owned). An emulated device is
 opened by the `Emulator` it is given (emussd.device: the steps that run
 experiments pass it), which mounts it for the experiment and always unmounts it
 afterwards. A loop device (kind loop) is
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-from . import REPO_ROOT, blockdev, config, provenance
+from . import REPO_ROOT, blockdev, config, preflight, provenance
 
 DEVICE_LOCKS = REPO_ROOT / "scratch" / "device-locks"  # one experiment per device at a time
 LOOP_DEVICES = REPO_ROOT / "scratch" / "loop"  # each loop device's backing file and mount point
@@ -193,11 +193,11 @@ def _ready(name: str, device: dict, needed_bytes: int, emulator: Emulator | None
 
 
 def file_directory(device: dict) -> Path:
-    """A file device's directory, checked here (config.file_device_problems): check-config cannot see
+    """A file device's directory, checked here (preflight.file_device_problems): check-config cannot see
     a device on a cluster's node, and a disk may have been unmounted since. Only the artifact's own
     directory is made when missing; a declared one never is."""
     # Inside a step's container the host's mounts are not visible: the host checked them (steps.runtime).
-    problems = config.file_device_problems(device, mounts=not os.environ.get(provenance.RUNTIME_ENV))
+    problems = preflight.file_device_problems(device, mounts=not os.environ.get(provenance.RUNTIME_ENV))
     if problems:
         raise DeviceError("\n".join(problems))
     directory = (REPO_ROOT / device["path"]).resolve()

@@ -2,7 +2,8 @@
 
 A bad value stops the run before anything executes, with a message naming the
 file, the key and what is allowed. Every YAML file under configs/ must have a
-schema (SCHEMA_OF), so nothing is read unvalidated.
+schema (SCHEMA_OF), so nothing is read unvalidated. A folder (claims/, inventory/: one file per
+chapter) is loaded as one file, its files merged (_load_folder) and then validated.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import copy
 import fnmatch
 import hashlib
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +21,18 @@ import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from . import REPO_ROOT, blockdev
-from .quoting import PATH_CHARACTERS, quoted
+from . import REPO_ROOT, ownprofile
+from .quoting import quoted
 
 CONFIG_DIR = REPO_ROOT / "configs"
 SCHEMA_DIR = CONFIG_DIR / "schemas"
 
-# Which schema validates which config file (paths relative to configs/).
+# Which schema validates which config file or merged folder (paths relative to configs/).
 SCHEMA_OF = {
     "profiles/*.yaml": "profile",
     "devices.yaml": "devices",
-    "inventory.yaml": "inventory",
-    "claims.yaml": "claims",
+    "inventory": "inventory",
+    "claims": "claims",
     "experiments/pio_model.yaml": "pio_model",
     "containers.yaml": "containers",
     "emussd_presets.yaml": "emussd_presets",
@@ -45,6 +44,7 @@ SCHEMA_OF = {
     "sources.yaml": "sources",
     "experiments/restore.yaml": "restore",
 }
+MERGED_FOLDERS = ("claims", "inventory")  # one file per chapter, loaded as one file each (_load_folder)
 
 
 class ConfigError(Exception):
@@ -57,7 +57,7 @@ def schema_name_for(relative: str) -> str:
             return name
     raise ConfigError(
         f"configs/{relative}: no schema validates this file; add it to SCHEMA_OF in "
-        "workflow/ssdartifact/config.py with a schema in configs/schemas/"
+        "core/ssdartifact/config.py with a schema in configs/schemas/"
     )
 
 
@@ -174,37 +174,106 @@ def validate(data: Any, schema_name: str, shown_path: str) -> Any:
 
 
 def load(relative: str) -> Any:
-    """Load and validate configs/<relative>. Validated once per content: a run asks for the same
-    file many times (the device file at every step and every device opened)."""
-    path = CONFIG_DIR / relative
-    parsed = _read_yaml(path)
-    key = (json.dumps(parsed, sort_keys=True, default=str), schema_name_for(relative), str(SCHEMA_DIR))
+    """Load and validate configs/<relative>, a file or a merged folder (claims, inventory). Validated
+    once per content: a run asks for the same file many times (the device file at every step)."""
+    if relative in MERGED_FOLDERS:
+        return _validated(_load_folder(relative), schema_name_for(relative), f"configs/{relative}/")
+    loaded = _load_file(CONFIG_DIR / relative, schema_name_for(relative))
+    if relative == "devices.yaml":
+        loaded["devices"] += local_devices()
+    return loaded
+
+
+def _load_file(path: Path, schema: str) -> Any:
+    return _validated(_read_yaml(path), schema, _shown(path))
+
+
+def _validated(parsed: Any, schema: str, shown_path: str) -> Any:
+    key = (json.dumps(parsed, sort_keys=True, default=str), schema, str(SCHEMA_DIR))
     if key not in _VALIDATED:
-        _VALIDATED[key] = validate(parsed, schema_name_for(relative), _shown(path))
+        _VALIDATED[key] = validate(parsed, schema, shown_path)
     return copy.deepcopy(_VALIDATED[key])
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """A merged folder's files in merge order: by name without .yaml (chapter-3 before chapter-3-...)."""
+    return sorted(folder.glob("*.yaml"), key=lambda path: path.stem)
+
+
+def _load_folder(relative: str) -> dict:
+    """The folder's files merged: each top-level key's list is the files' lists one after the other,
+    in folder_files's order. An entry's id (claims, figures, tables, supplementary) or number
+    (chapters) defined twice stops the load, naming both files."""
+    merged: dict[str, list] = {}
+    defined: dict[tuple, str] = {}  # (key, id) -> the file that defines it
+    for path in folder_files(CONFIG_DIR / relative):
+        shown, part = f"configs/{relative}/{path.name}", _read_yaml(path)
+        if not isinstance(part, dict):
+            raise ConfigError(f"{shown}: a mapping of keys to lists is expected, to merge with configs/{relative}/'s "
+                              "other files")
+        for key, entries in part.items():
+            if not isinstance(entries, list):
+                raise ConfigError(f"{shown}: key {key}: a list is expected, to merge with configs/{relative}/'s "
+                                  "other files")
+            for entry in entries:
+                name = entry.get("id", entry.get("number")) if isinstance(entry, dict) else None
+                if name is None:
+                    continue
+                if (key, name) in defined:
+                    raise ConfigError(f"{shown}: key {key}: {quoted(name)} is defined more than once (also in "
+                                      f"{defined[key, name]})")
+                defined[key, name] = shown
+            merged.setdefault(key, []).extend(entries)
+    if not merged:
+        raise ConfigError(f"configs/{relative}/: no .yaml file in this folder")
+    return merged
+
+
+def local_devices_file() -> Path:
+    """Your own device, declared by `make characterize DEVICE=...` (steps/own.py); git ignores it. Its
+    devices join configs/devices.yaml's wherever that is loaded; the `own` profile runs on them."""
+    return CONFIG_DIR / "devices.local.yaml"
+
+
+def local_devices() -> list[dict]:
+    """The devices of configs/devices.local.yaml (your own, from `make characterize`), or none."""
+    path = local_devices_file()
+    return _load_file(path, "devices")["devices"] if path.exists() else []
 
 
 _VALIDATED: dict[tuple, Any] = {}  # (content, schema, schema folder) -> the validated content
 
 
 def all_config_files() -> list[str]:
-    return sorted(
-        str(path.relative_to(CONFIG_DIR))
-        for path in CONFIG_DIR.rglob("*.yaml")
-        if SCHEMA_DIR not in path.parents
-    )
+    """Every config under configs/, a merged folder counting as one."""
+    relatives = [path.relative_to(CONFIG_DIR) for path in CONFIG_DIR.rglob("*.yaml")
+                 if SCHEMA_DIR not in path.parents and path != local_devices_file()]  # that one is part of devices.yaml
+    return sorted({r.parts[0] if r.parts[0] in MERGED_FOLDERS else str(r) for r in relatives})
 
 
 def profile_names() -> list[str]:
-    return sorted(path.stem for path in (CONFIG_DIR / "profiles").glob("*.yaml"))
+    return sorted([path.stem for path in (CONFIG_DIR / "profiles").glob("*.yaml")] + [ownprofile.NAME])
 
 
 def load_profile(name: str) -> dict:
+    if name == ownprofile.NAME:
+        return own_profile()
     relative = f"profiles/{name}.yaml"
     if not (CONFIG_DIR / relative).exists():
         raise ConfigError(f"profile {quoted(name)} does not exist; choose one of: {', '.join(profile_names())} "
                           "(configs/profiles/)")
     return load(relative)
+
+
+def own_profile() -> dict:
+    """The quick profile with your own device (configs/devices.local.yaml) in every device list
+    (ownprofile.expand), validated like a profile file."""
+    own, local = local_devices(), _shown(local_devices_file())
+    if len(own) != 1:
+        raise ConfigError(f"profile 'own' runs on one device of {local}, which declares {len(own)}. Declare it "
+                          "with `make characterize DEVICE=<a directory on your SSD>` (docs/your-own-ssd.md).")
+    expanded = ownprofile.expand(load_profile("quick"), own[0])
+    return validate(expanded, "profile", f"profile own (configs/profiles/quick.yaml with {local})")
 
 
 def _duplicates(values: list[str]) -> list[str]:
@@ -224,7 +293,8 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
     declared = loaded.get("devices.yaml", {}).get("devices", [])
     devices = [d["name"] for d in declared]
     for name in _duplicates(devices):
-        problems.append(f"configs/devices.yaml: device name {quoted(name)} is declared more than once")
+        problems.append(f"configs/devices.yaml: device name {quoted(name)} is declared more than once (here or in "
+                        f"{_shown(local_devices_file())})")
     file_devices = [d["name"] for d in declared
                     if d["kind"] == "file" or (d["kind"] == "loop" and d.get("file_system"))]
     for index, device in enumerate(declared):
@@ -292,23 +362,16 @@ def cross_file_problems(loaded: dict[str, Any]) -> list[str]:
                 problems.append(f"configs/experiments/restore.yaml: key table_6_2[{index}].device: "
                                 f"{quoted(row['device'])} is not declared in configs/devices.yaml; declared: "
                                 f"{', '.join(devices)}")
-    inventory = loaded.get("inventory.yaml")
+    inventory = loaded.get("inventory")  # an id defined twice stops its load (_load_folder)
     if inventory:
         for kind in ("figures", "tables"):
-            ids = [item["id"] for item in inventory[kind]]
-            for item_id in _duplicates(ids):
-                problems.append(f"configs/inventory.yaml: {kind} id {quoted(item_id)} appears more than once")
             for index, item in enumerate(inventory[kind]):
-                where = f"configs/inventory.yaml: key {kind}[{index}]"
+                where = f"configs/inventory/: key {kind}[{index}]"
                 if int(item["id"].split(".")[0]) != item["chapter"]:
                     problems.append(f"{where}.chapter: {item['chapter']} does not match id {quoted(item['id'])}")
                 script = item.get("reproduced", {}).get("script")
                 if script and not (REPO_ROOT / script).exists():
                     problems.append(f"{where}.reproduced.script: {script} does not exist")
-    claims = loaded.get("claims.yaml")
-    if claims:
-        for claim_id in _duplicates([c["id"] for c in claims["claims"]]):
-            problems.append(f"configs/claims.yaml: claim id {quoted(claim_id)} appears more than once")
     return problems
 
 
@@ -359,80 +422,9 @@ def _device_model_problems(loaded: dict[str, Any], devices: list[str]) -> list[s
     return problems
 
 
-def block_device_problems(declared: list[dict], used: list[str]) -> list[str]:
-    """The safety checks of every raw block device the profile uses (blockdev.check_block_device),
-    and what a loop device needs, run before anything else: a refused device must not stop the run
-    after other jobs have run."""
-    problems = []
-    for device in declared:
-        if device["kind"] == "block" and device["name"] in used:
-            try:
-                blockdev.check_block_device(device)
-            except blockdev.BlockDeviceRefused as error:
-                problems.append(f"configs/devices.yaml: {error}")
-        if device["kind"] == "loop" and device["name"] in used:
-            mkfs = f"mkfs.{device['file_system']}" if device.get("file_system") else None
-            missing = [need for need, ok in (("root", os.geteuid() == 0),
-                                             ("/dev/loop-control", os.path.exists("/dev/loop-control")),
-                                             ("losetup", shutil.which("losetup")),
-                                             (mkfs, mkfs is None or shutil.which(mkfs)))
-                       if not ok]
-            if missing:
-                problems.append(f"configs/devices.yaml: loop device {quoted(device['name'])} is used by the profile, "
-                                f"but making it needs {', '.join(missing)} (natively, as root, with util-linux and "
-                                "e2fsprogs); run as root or take it out of the profile's devices")
-    return problems
-
-
-ARTIFACT_SCRATCH = REPO_ROOT / "scratch"  # the artifact's own work folder: not in git, made as it is needed
-
-
-def artifact_owned(path: str) -> bool:
-    """Whether a file device's declared path is inside the repository's scratch/ folder: the
-    artifact's own (configs/devices.yaml's local-disk; a fresh clone has no scratch/), made when
-    the device is first opened. Any other path is the user's, and is never made."""
-    return ARTIFACT_SCRATCH in Path(os.path.normpath(REPO_ROOT / path)).parents
-
-
-def file_device_problems(device: dict, *, mounts: bool = True) -> list[str]:
-    """What keeps a `file` device from being measured where it is declared. Its path must be a
-    directory that exists (the artifact's own may be missing: artifact_owned), held by the file
-    system its mount_point and file_system name, when it names them. `mounts`: check those two
-    (False inside a step's container, where the host's mounts are not visible: the host checked them)."""
-    where, declared = f"configs/devices.yaml: device {quoted(device['name'])}", device["path"]
-    path, shown = REPO_ROOT / declared, quoted(declared, PATH_CHARACTERS)
-    if not path.exists():
-        if artifact_owned(declared):
-            return []
-        return [f"{where}: key path: {shown} does not exist. Make that directory on the file system to measure, or "
-                "correct the path; the workflow never creates it, so that a mistyped or unmounted path is not "
-                "measured on the disk under it."]
-    if not path.is_dir():
-        what = "a regular file, not a directory" if path.is_file() else "not a directory"
-        return [f"{where}: key path: {shown} is {what}. Declare a directory on the file system to measure."]
-    if not mounts or ("mount_point" not in device and "file_system" not in device):
-        return []
-    held = blockdev.mount_of(str(path))
-    if held is None:
-        return [f"{where}: key path: {shown} is on no file system of /proc/self/mountinfo, so its mount_point and "
-                "file_system cannot be checked; run where /proc is mounted"]
-    mount_point, file_system = held
-    mounted, wanted = quoted(mount_point, PATH_CHARACTERS), device.get("mount_point")
-    problems = []
-    if wanted is not None and os.path.realpath(wanted) != mount_point:
-        wanted = quoted(wanted, PATH_CHARACTERS)
-        problems.append(f"{where}: key mount_point: path {shown} is on the file system mounted at {mounted}, not at "
-                        f"{wanted}. Mount the device at {wanted}, or correct mount_point.")
-    wanted = device.get("file_system")  # a file-system type: its pattern allows nothing to escape
-    if wanted is not None and wanted != file_system:
-        problems.append(f"{where}: key file_system: path {shown} is on a file system of type {file_system} (mounted "
-                        f"at {mounted}), not {wanted}. Put the path on a file system of type {wanted}, or correct "
-                        "file_system.")
-    return problems
-
-
-def check_all(profile: str) -> dict[str, Any]:
-    """Validate every config file and the chosen profile; collect all problems at once."""
+def validation_problems(profile: str) -> tuple[dict[str, Any], dict | None, list[str]]:
+    """Every config file and the chosen profile validated, and checked across files: the files
+    loaded, the profile (None when it is not valid) and every problem found, all at once."""
     problems, loaded = [], {}
     for relative in all_config_files():
         try:
@@ -444,14 +436,15 @@ def check_all(profile: str) -> dict[str, Any]:
     except ConfigError as error:
         problems.append(str(error))
         chosen = None
-    problems += cross_file_problems(loaded)
-    if chosen is not None and "devices.yaml" in loaded:
-        declared = loaded["devices.yaml"]["devices"]
-        problems += block_device_problems(declared, chosen["devices"])
-        # A device on a cluster's node is checked there, when an experiment opens it (devices.opened).
-        problems += [problem for device in declared
-                     if device["kind"] == "file" and device["name"] in chosen["devices"] and "cluster" not in device
-                     for problem in file_device_problems(device)]
+    if chosen is not None and profile == ownprofile.NAME:
+        loaded["profiles/own.yaml"] = chosen  # made, not read: checked across files as a file would be
+    return loaded, chosen, problems + cross_file_problems(loaded)
+
+
+def check_all(profile: str) -> dict[str, Any]:
+    """Validate every config file and the chosen profile; one error with every problem. What this
+    host must offer the profile's devices is checked beside (preflight.check)."""
+    loaded, _, problems = validation_problems(profile)
     if problems:
         raise ConfigError("\n".join(problems))
     return loaded

@@ -31,16 +31,25 @@ def escape(text: str) -> str:
             out.append(char)
         else:
             raise ValueError(f"no LaTeX form for the character {char!r} (U+{ord(char):04X}) in {text!r}; "
-                             "add it to _UNICODE in workflow/ssdartifact/latex.py")
+                             "add it to _UNICODE in core/ssdartifact/latex.py")
     # Let long identifiers such as file paths break after slashes.
     return re.sub(r"/", r"/\\allowbreak{}", "".join(out))
 
 
+PAGE_ROWS = 40  # more rows than a page holds beside its caption: a table that must break across pages
+
+
 def tabular(header: list[str], rows: list[list[str]], align: str) -> str:
-    """A booktabs tabular; cells are escaped here."""
-    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(map(escape, header)) + r" \\", r"\midrule"]
-    lines += [" & ".join(map(escape, row)) + r" \\" for row in rows]
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    """A booktabs tabular; cells are escaped here. One of more than PAGE_ROWS rows is a longtable,
+    which breaks across pages with its header on each (a tabular would run off the page's foot);
+    the document sets such a table outside a float (paper.breaks_across_pages)."""
+    head = [r"\toprule", " & ".join(map(escape, header)) + r" \\", r"\midrule"]
+    body = [" & ".join(map(escape, row)) + r" \\" for row in rows]
+    if len(rows) > PAGE_ROWS:
+        lines = [rf"\begin{{longtable}}{{{align}}}", *head, r"\endhead", r"\bottomrule", r"\endfoot", *body,
+                 r"\end{longtable}"]
+    else:
+        lines = [rf"\begin{{tabular}}{{{align}}}", *head, *body, r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 

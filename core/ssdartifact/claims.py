@@ -1,4 +1,4 @@
-"""Claims as code: each thesis claim in configs/claims.yaml is a check over tidy CSVs.
+"""Claims as code: each thesis claim in configs/claims/ is a check over tidy CSVs.
 
 Check kinds (all evaluated inside one CSV, never across machines):
   value      one selected row's column is within a tolerance of the thesis's number
@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -243,15 +244,36 @@ REPORT_COLUMNS = {
     "status": "pass, fail or not run",
     "measured": "what the check measured",
     "detail": "what the check requires",
-    "known_reason": "for a failure this profile is known to show (configs/claims.yaml, may_fail): why",
+    "known_reason": "for a failure this profile is known to show (configs/claims/, may_fail): why",
     "quote": "the thesis's words",
 }
 
 
-def known_reason(claim: dict, profile: str | None) -> str:
-    """Why this claim is known to fail in `profile` ('' if it is expected to hold there)."""
+# A number of this run in a known failure's reason: {max:column}, {min:column} or {mean:column} over the rows the
+# claim's check selects, so that the reason quotes what was measured instead of a number typed once.
+MEASURED_IN_REASON = re.compile(r"\{(max|min|mean):([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def reason_numbers(reason: str, claim: dict, root: Path = REPO_ROOT) -> str:
+    """The reason with each {max|min|mean:column} replaced by that number of this run's data."""
+    if not MEASURED_IN_REASON.search(reason):
+        return reason
+    check = claim["check"]
+    spec = check["left"] if check["kind"] == "compare" else {"data": claim["data"], "where": check.get("where")}
+    rows = _select(pd.read_csv(root / spec["data"]), spec.get("where"))
+    return MEASURED_IN_REASON.sub(lambda m: _fmt(_aggregate(rows, m[2], m[1])), reason)
+
+
+def known_reason(claim: dict, profile: str | None, root: Path = REPO_ROOT) -> str:
+    """Why this claim is known to fail in `profile` ('' if it is expected to hold there), with this
+    run's numbers in it (reason_numbers)."""
     may_fail = claim.get("may_fail")
-    return may_fail["reason"] if may_fail and profile in may_fail["profiles"] else ""
+    if not (may_fail and profile in may_fail["profiles"]):
+        return ""
+    try:
+        return reason_numbers(may_fail["reason"], claim, root)
+    except (KeyError, ValueError, OSError, pd.errors.UndefinedVariableError) as error:
+        return f"{may_fail['reason']} [a number it quotes could not be read from this run: {error!r}]"
 
 
 def evaluate_all(claims: list[dict], root: Path = REPO_ROOT, available: set[str] | None = None,
@@ -263,13 +285,33 @@ def evaluate_all(claims: list[dict], root: Path = REPO_ROOT, available: set[str]
                      "thesis_line": claim["thesis_line"], "status": outcome.status,
                      "measured": outcome.measured,
                      "detail": f"{outcome.detail} Scope: {claim['scope']}" if claim.get("scope") else outcome.detail,
-                     "known_reason": known_reason(claim, profile) if outcome.status == FAIL else "",
-                     "quote": claim["quote"]})
+                     "known_reason": known_reason(claim, profile, root) if outcome.status == FAIL else "",
+                     "quote": readable_quote(claim["quote"])})
     return rows
 
 
+MATH_WORDS = {r"\times": "×", r"\approx": "≈", r"\leq": "≤", r"\geq": "≥", r"\%": "%", r"\,": " ", r"\sim": "~"}
+
+
+def readable_quote(quote: str) -> str:
+    """A quote as a reader sees it in the thesis, not its Markdown source: configs/claims/ keeps the
+    thesis's text verbatim ($2.81\\times$, **Upgrade:**), which the report and the document would
+    otherwise print raw."""
+    def symbols(math: str) -> str:  # the space after a control word (\\times) is LaTeX's, not the text's
+        for command, symbol in MATH_WORDS.items():
+            after = r"(?![A-Za-z])\s*" if command[-1].isalpha() else ""
+            math = re.sub(re.escape(command) + after, symbol, math)
+        return math
+
+    text = re.sub(r"(?<!\\)\$([^$]*)\$", lambda m: symbols(m[1]).strip(), quote)  # inline math, without dollars
+    text = symbols(text)  # a \\times outside dollars, as the thesis's Markdown has too
+    text = re.sub(r"\*\*(\S(?:[^*]*\S)?)\*\*", r"\1", text)  # **bold**
+    text = re.sub(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])", r"\1", text)  # *emphasis*
+    return re.sub(r"(\d) ×", r"\1×", re.sub(r" {2,}", " ", text)).replace("× ,", "×,")
+
+
 def unexpected_failures(rows: list[dict]) -> list[str]:
-    """The claims that failed where configs/claims.yaml does not say they may."""
+    """The claims that failed where configs/claims/ does not say they may."""
     return [r["id"] for r in rows if r["status"] == FAIL and not r["known_reason"]]
 
 
@@ -302,7 +344,7 @@ def _markdown(rows: list[dict], not_run: dict[str, dict] | None = None) -> str:
     notes = [line for what, fix in not_run_notes(rows, not_run)
              for line in (f"Not run: {what}.", f"To run them: `{fix}`", "")]
     lines = ["# Claims report", "", summary(rows), "", *notes,
-             "Each claim of the thesis is checked on this run's CSVs (configs/claims.yaml).", ""]
+             "Each claim of the thesis is checked on this run's CSVs (configs/claims/).", ""]
     for chapter in sorted({r["chapter"] for r in rows}):
         lines += [f"## Chapter {chapter}", "", "| claim | item | status | measured | requirement | thesis |",
                   "|---|---|---|---|---|---|"]

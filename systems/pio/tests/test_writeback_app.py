@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pio import model, writeback_app as app
+from ssdartifact import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096
 
 

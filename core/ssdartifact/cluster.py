@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 # Every SLURM job runs a Snakemake process beside the step (the executor's jobstep): with memory
 # limits enforced, 100 MB for it was too little and 500 MB enough (measured on a test cluster, 2026-11-25).
 SNAKEMAKE_IN_JOB_MB = 500
@@ -31,12 +33,12 @@ class Node:
     partitions: set[str] = field(default_factory=set)
 
 
-def placement(declaration: dict, exclusive: bool) -> dict[str, str | None]:
-    """The executor's resources that send a job on this device to the node that holds it:
-    `constraint` (sbatch -C), `slurm_partition` (-p), `slurm_extra` (--nodelist, and
-    --exclusive for a job that must have the node to itself). None: not asked for."""
+def placement(declaration: dict) -> dict[str, str | None]:
+    """The executor's resources that send a job on this device to the node that holds it and give
+    it that node to itself (a measurement runs alone): `constraint` (sbatch -C), `slurm_partition`
+    (-p), `slurm_extra` (--nodelist, --exclusive). None: not asked for."""
     where = declaration.get("cluster", {})
-    extra = ([f"--nodelist={where['node']}"] if "node" in where else []) + (["--exclusive"] if exclusive else [])
+    extra = [*([f"--nodelist={where['node']}"] if "node" in where else []), "--exclusive"]
     return {"constraint": where.get("feature"), "slurm_partition": where.get("partition"),
             "slurm_extra": " ".join(extra) or None}
 
@@ -97,6 +99,13 @@ def placement_problems(declarations: list[dict], nodes: dict[str, Node]) -> list
         if not fits:
             problems.append(f"{shown}: no node is {', '.join(f'{k} {v!r}' for k, v in where.items())} at once")
     return problems
+
+
+def profile_default(profile: Path, resource: str) -> int | None:
+    """A resource's value in a Snakemake profile's default-resources (`- mem_mb=2000`), None if unset."""
+    entries = yaml.safe_load((profile / "config.yaml").read_text(encoding="utf-8")).get("default-resources", [])
+    values = dict(str(entry).split("=", 1) for entry in entries if "=" in str(entry))
+    return int(values[resource]) if resource in values else None
 
 
 def memory_mb(benchmarks: list[Path]) -> int | None:
