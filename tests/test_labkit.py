@@ -793,3 +793,76 @@ def test_resident_memory_beyond_the_limit_ends_the_call(workspace):
     """, limits=limits["tsan"])
     assert outcome.error == "the submission used more than 200 MiB of memory (the limit)", outcome
     assert outcome.seconds < 15
+
+
+def test_a_submissions_copy_of_a_system_or_engine_function_serves_the_submission_alone(workspace):
+    """An inline redefinition of std::chrono::steady_clock::now (a function libstdc++ exports) and an
+    explicit specialization of a template member the engine instantiates (std::deque<long>::pop_front)
+    compile to weak COMDAT copies, like those every header leaves in an object. Linked first, they
+    would serve the engine too (its clock at 0, its queue never popped). Renamed, they serve the
+    submission alone, and the engine gets the system's code."""
+    import subprocess
+
+    from labkit import config as lab_config
+    from labkit import plugin
+
+    root, work = workspace
+    original, system = root / "original", root / "system"
+    original.mkdir()
+    system.mkdir()
+    (system / "engine.cc").write_text(
+        "#include <chrono>\n#include <deque>\nnamespace eng {\n"
+        "long clock_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }\n"
+        "long second(long x) { std::deque<long> q; q.push_back(x); q.push_back(x + 1); q.pop_front(); "
+        "return q.front(); }\n}\n")
+    subprocess.run(["g++", "-O0", "-c", str(system / "engine.cc"), "-o", str(system / "engine.o")], check=True)
+    subprocess.run(["ar", "rcs", str(system / "libengine.a"), str(system / "engine.o")], check=True)
+    (system / "main.cc").write_text(
+        "#include <cstdio>\nnamespace eng { long clock_ns(); long second(long); }\nlong submission();\n"
+        'int main() { std::printf("engine %d %ld submission %ld\\n", eng::clock_ns() > 0, eng::second(41), '
+        "submission()); }\n")
+    sandbox.share(system, root)
+    (original / "traversal.cc").write_text(
+        "#include <chrono>\n#include <deque>\n"
+        "namespace std::chrono { inline steady_clock::time_point steady_clock::now() noexcept { return {}; } }\n"
+        "template <> inline void std::deque<long>::pop_front() noexcept {}\n"
+        "auto* keep_now = &std::chrono::steady_clock::now;\n"
+        "void (std::deque<long>::*keep_pop)() noexcept = &std::deque<long>::pop_front;\n"
+        "long submission() { std::deque<long> q; q.push_back(1); (q.*keep_pop)(); "
+        "return keep_now().time_since_epoch().count() + long(q.size()); }\n")
+    source = lab_config.copy_submission(original, root) / "traversal.cc"
+    binary, message = plugin.build(source, system, system / "libengine.a", work, FAST, main=system / "main.cc")
+    assert binary is not None, message
+    ran = sandbox.run([str(binary)], work=work, limits=FAST)
+    assert ran.value == 0 and ran.output.strip() == "engine 1 42 submission 1", ran
+
+
+def test_own_copies_renames_a_function_with_its_whole_comdat_group():
+    from labkit import plugin
+
+    symbols = """
+Symbol table '.symtab' contains 6 entries:
+   Num:    Value          Size Type    Bind   Vis      Ndx Name
+     1: 0000000000000000     0 NOTYPE  LOCAL  DEFAULT   12 _ZNSsD5Ev
+     2: 0000000000000000    40 FUNC    WEAK   DEFAULT   12 _ZNSsD2Ev
+     3: 0000000000000000    40 FUNC    WEAK   DEFAULT   12 _ZNSsD1Ev
+     4: 0000000000000000    63 FUNC    WEAK   DEFAULT   14 _ZN3own4walkEv
+     5: 0000000000000000    63 FUNC    GLOBAL DEFAULT    3 _Z9traversalv
+     6: 0000000000000000     0 NOTYPE  GLOBAL DEFAULT  UND _ZNSsD1Ev_used
+     7: 0000000000000000     9 FUNC    WEAK   DEFAULT    5 _ZNSt6chrono3_V212steady_clock3nowEv
+"""
+    groups = """
+COMDAT group section [    1] `.group' [_ZNSsD5Ev] contains 2 sections:
+   [Index]    Name
+   [   12]   .text._ZNSsD2Ev
+   [   13]   .rela.text._ZNSsD2Ev
+
+COMDAT group section [    2] `.group' [_ZN3own4walkEv] contains 1 sections:
+   [Index]    Name
+   [   14]   .text._ZN3own4walkEv
+"""
+    elsewhere = frozenset({"_ZNSsD1Ev", "_ZNSt6chrono3_V212steady_clock3nowEv", "_Z9other"})
+    assert plugin.own_copies(symbols, groups, elsewhere) == {
+        name: name + ".submission" for name in ("_ZNSsD1Ev", "_ZNSsD2Ev", "_ZNSsD5Ev",
+                                                "_ZNSt6chrono3_V212steady_clock3nowEv")}
+    assert plugin.own_copies(symbols, groups, frozenset()) == {}

@@ -10,11 +10,14 @@ descriptors (the sanitizer's report goes through one), or run code before the ha
 .preinit_array, an IFUNC), define a name of the system's libraries (a C name, operator new, std's),
 or, built with ThreadSanitizer, call a C function the sanitizer does not see; nor may its source
 hold inline assembly, a sanitizer attribute or a #line directive. The compiler reads the submitted
-file alone (never a header beside it)."""
+file alone (never a header beside it). A function the submission's object defines that the engine
+or the system's libraries define too (a weak copy, whoever wrote it) is renamed before the link
+(own_copies): it serves the submission alone."""
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -95,6 +98,12 @@ SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1",
 REPLACED = re.compile(r"_Z(nw|na|dl|da)")  # the global operator new, new[], delete, delete[]
 LIBRARY_NAMES = re.compile(r"_Z(T[VISTHW]|G[VR]|T[hv]n?\d+_(n?\d+_)?)?N?[rVKRO]*"
                            r"(St|S[absiod]|9__gnu_cxx|10__cxxabiv1|11__gnu_debug)")
+# own_copies: `readelf -sW`'s row of a symbol defined in a section (type, binding, section, name),
+# `readelf -gW`'s line of a COMDAT group (its signature) and of one of its sections.
+SYMBOL_ROW = re.compile(r"\s*\d+:\s+[0-9a-fA-F]+\s+\S+\s+(\w+)\s+(\w+)\s+\S+\s+(\d+)\s+(\S+)\s*$")
+GROUP_HEADER = re.compile(r"COMDAT group section \[\s*\d+\] `[^']*' \[(.+)\] contains \d+ sections?:")
+GROUP_MEMBER = re.compile(r"\s*\[\s*(\d+)\]\s+\S")
+OWN_COPY_SUFFIX = ".submission"
 # A line marker of the preprocessor's output: the line number, the file's name, the flags (1: the
 # file starts, 2: back in it, 3: a system header, 4: extern "C").
 LINE_MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d+)*)\s*$')
@@ -254,14 +263,15 @@ def refused_names(symbols: str, sanitized: bool = False) -> str:
     return ""
 
 
-def engine_names(library: Path) -> frozenset[str]:
-    """The names the engine's library (trusted, read outside the sandbox) defines strongly."""
+def engine_names(library: Path, kinds: set[str] = STRONG) -> frozenset[str]:
+    """The names the engine's library (trusted, read outside the sandbox) defines as one of nm's
+    `kinds` (strongly, by default)."""
     import subprocess  # noqa: PLC0415 (only here: the grader's own tools)
 
     listing = subprocess.run(["nm", "-P", "--defined-only", str(library)], capture_output=True, text=True,
                              check=True).stdout
     return frozenset(fields[0] for line in listing.splitlines() if len(fields := line.split()) >= 2
-                     and fields[1] in STRONG)
+                     and fields[1] in kinds)
 
 
 def refused_engine_names(symbols: str, engine: frozenset[str]) -> str:
@@ -273,6 +283,56 @@ def refused_engine_names(symbols: str, engine: frozenset[str]) -> str:
         if len(fields) >= 2 and fields[1] in DEFINED and fields[0].split("@")[0] in engine:
             return (f"your code defines {fields[0].split('@')[0]}, which the engine defines: a submission may define "
                     "only its own names, not replace the engine's")
+    return ""
+
+
+def own_copies(symbols: str, groups: str, defined_elsewhere: frozenset[str]) -> dict[str, str]:
+    """The renames (name: new name) after which the submission's object defines no function of
+    `defined_elsewhere` (the engine's library's and the system libraries' names): `symbols` is
+    `readelf -sW` of the object, `groups` `readelf -gW`. A function is renamed with every global
+    symbol of its COMDAT group and the group's signature, so that the linker never takes the
+    submission's group for one of the engine's.
+
+    Why: the weak copy of an inline function or template a header instantiates (legitimate, in
+    every object) and one the submission wrote to replace the system's (an inline
+    std::chrono::steady_clock::now, an explicit specialization of the engine's
+    std::deque<long>::pop_front) look alike to nm and readelf. Linked first, either would serve
+    the engine too. Renamed, each serves the submission alone."""
+    rows = [(match[1], match[2], int(match[3]), match[4]) for line in symbols.splitlines()
+            if (match := SYMBOL_ROW.match(line))]  # (type, binding, section, name) of each defined symbol
+    group_of, signatures = {}, []
+    for line in groups.splitlines():
+        if header := GROUP_HEADER.match(line):
+            signatures.append(header[1])
+        elif signatures and (member := GROUP_MEMBER.match(line)):
+            group_of[int(member[1])] = len(signatures) - 1
+    visible = [row for row in rows if row[1] in ("GLOBAL", "WEAK", "UNIQUE")]
+    renamed = {name for kind, _, _, name in visible if kind == "FUNC" and name in defined_elsewhere}
+    groups_renamed = {group_of[section] for _, _, section, name in visible if name in renamed and section in group_of}
+    renamed |= {name for _, _, section, name in visible if group_of.get(section, -1) in groups_renamed}
+    renamed |= {signatures[group] for group in groups_renamed}
+    return {name: name + OWN_COPY_SUFFIX for name in sorted(renamed)}
+
+
+def _rename_own_copies(obj: Path, work: Path, limits: sandbox.Limits, defined_elsewhere: frozenset[str]) -> str:
+    """own_copies applied to the submission's object in place (objcopy, in the sandbox: the
+    object is the submission's); why it could not be, or ''."""
+    tables = [sandbox.run(["readelf", option, str(obj)], work=work, limits=limits, what="readelf",
+                          keep_head=sandbox.REPORT_LIMIT) for option in ("-sW", "-gW")]
+    if any(table.error or table.value != 0 or len(table.head) >= sandbox.REPORT_LIMIT for table in tables):
+        return "the compiled object could not be read whole: " + next((t.error for t in tables if t.error), "")
+    renames = own_copies(tables[0].head, tables[1].head, defined_elsewhere)
+    if not renames:
+        return ""
+    listing = work / "own-copies.txt"
+    listing.unlink(missing_ok=True)  # written by the grader: never through a link the sandbox left there
+    fd = os.open(listing, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    os.fchmod(fd, 0o644)  # the sandbox's user reads it (the grader's umask keeps its files to itself)
+    with os.fdopen(fd, "w") as handle:
+        handle.writelines(f"{name} {new}\n" for name, new in renames.items())
+    done = sandbox.run(["objcopy", f"--redefine-syms={listing}", str(obj)], work=work, limits=limits, what="objcopy")
+    if done.error or done.value != 0:
+        return f"the compiled object could not be prepared for the link: {done.error or done.output.strip()[:500]}"
     return ""
 
 
@@ -352,6 +412,9 @@ def build(source: Path, include: Path, library: Path, work: Path, limits: sandbo
         return None, f"the compiled object could not be read whole: {listing.error or sections.error}"
     problem = refused_object(listing.head, sections.head, files, sanitized) \
         or refused_engine_names(listing.head, engine_names(library))
+    if problem:
+        return None, problem
+    problem = _rename_own_copies(obj, work, limits, system_library_names() | engine_names(library, DEFINED))
     if problem:
         return None, problem
     native = harness(work, tsan)
