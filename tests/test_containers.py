@@ -422,6 +422,7 @@ def _timed_build(name: str) -> str:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow_images
 @pytest.mark.docker
 @needs_docker
 def test_the_parent_image_built_again_from_nothing_has_the_same_id(tmp_path, monkeypatch):
@@ -491,6 +492,7 @@ def test_the_lab_image_finds_the_artifact_where_the_handouts_mount_it():
 
 
 @pytest.mark.e2e
+@pytest.mark.slow_images
 @pytest.mark.docker
 @needs_docker
 def test_a_student_grades_lab_4_in_the_lab_image_from_the_students_tarball(tmp_path):

@@ -25,8 +25,9 @@ doubled the gap, and with it the time dilation. So before each of its fio runs i
 machine for a moment while it runs nothing (`busy_cores`). When other work used more than
 `BUSY_SHARE` of the CPU time, the machine was busy, and the calibration is taken again after a
 pause, `ATTEMPTS` times in all. One that was busy every time is kept, marked `busy`, so that the
-command that took it can go on; check-config takes it again before it judges a device that still
-has to be measured (`retake="busy"`), and `make calibrate` takes it again on an idle machine.
+command that took it can go on (with the ladder's lowest rate if the load left no rate faithful);
+check-config takes it again before it judges a device that still has to be measured
+(`retake="busy"`), and `make calibrate` takes it again on an idle machine.
 
 From it, `dilation` chooses the smallest time dilation D for a declared device such that
   * its declared peak rate, max(k_r / read latency, k_w / write latency) per page, divided
@@ -325,9 +326,18 @@ def calibrate(binary: Path, seconds: float = 1.5, progress=None, work_dir: Path 
         say(f"emussd calibration: the machine is busy ({statistics.mean(others):.1f} of its {cpus} cores used by "
             f"other work); measuring again in {BUSY_PAUSE_S:g} s (attempt {attempt + 1} of {ATTEMPTS})")
         time.sleep(BUSY_PAUSE_S)
-    if capacity == 0:
+    busy = too_busy(statistics.mean(others), cpus)
+    if capacity == 0 and not busy:
         raise EmussdError(f"emussd's calibration found no faithful rate down to {LADDER[-1]:.0%} of the most this "
-                          f"machine serves: is it overloaded? Points: {points}")
+                          "machine serves, on a machine otherwise idle: it cannot emulate a device faithfully here. "
+                          f"Points: {points}")
+    if capacity == 0:
+        # The load, not the machine, broke every rung. The command that took it goes on with the ladder's
+        # lowest rate (the largest time dilation), marked busy like any busy calibration: the next
+        # check-config that must judge a device takes it again.
+        capacity = next(p["declared_iops"] for p in reversed(points) if p["what"] == "ladder")
+        say(f"emussd calibration: no rate was served faithfully while other work ran; this command uses the "
+            f"lowest tried ({capacity:,.0f} IOPS)")
     measured = Calibration(host_key(binary, library), capacity, round_trip, points,
                            round(time.monotonic() - started, 1), busy_cores=round(statistics.mean(others), 2),
                            attempts=attempt, measured=provenance.now())

@@ -96,6 +96,30 @@ def test_a_calibration_busy_every_time_is_marked_used_by_its_command_and_taken_a
     assert capacity.calibration(fake_binary, cache_dir=cache, retake="busy") == idle  # an idle one is kept
 
 
+def no_rung_faithful(monkeypatch):
+    """Every rung of the ladder served 80 % of its declared rate (what a CI machine under load showed)."""
+    monkeypatch.setattr(capacity, "_rate_point", lambda binary, root, rate, seconds, library=False: {
+        "declared_iops": rate, "read_latency_us": 400.0, "k_r": 16, "gap_us": 60.0, "at_4k": 0.8, "little_4k": 1.0})
+
+
+def test_a_busy_machine_that_served_no_rung_faithfully_goes_on_with_the_lowest_marked_busy(
+        monkeypatch, fake_binary, tmp_path):
+    rungs = len(capacity.LADDER)
+    FakeMachine(monkeypatch, [os.cpu_count()] * (4 + rungs) * capacity.ATTEMPTS, most_iops=50000.0)
+    no_rung_faithful(monkeypatch)
+    said = []
+    busy = capacity.calibration(fake_binary, cache_dir=tmp_path / "cache", progress=said.append)
+    assert busy.busy and busy.capacity_iops == capacity.LADDER[-1] * 50000.0
+    assert any("uses the lowest tried" in line for line in said), said
+
+
+def test_an_idle_machine_that_serves_no_rung_faithfully_is_refused(monkeypatch, fake_binary, tmp_path):
+    FakeMachine(monkeypatch, [0.05] * (4 + len(capacity.LADDER)))
+    no_rung_faithful(monkeypatch)
+    with pytest.raises(harness.EmussdError, match="otherwise idle: it cannot emulate a device faithfully here"):
+        capacity.calibration(fake_binary, cache_dir=tmp_path / "cache")
+
+
 def test_the_labs_calls_keep_working_and_keep_what_was_measured(monkeypatch, fake_binary, tmp_path):
     """labs/labkit/device.py: calibration(binary, progress=, library=), with_gap_now(cal, binary, root,
     library=) and dilation(model, cal)."""
