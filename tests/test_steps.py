@@ -171,3 +171,33 @@ def test_an_unknown_step_is_refused_by_name(monkeypatch):
 def test_a_step_takes_keyword_arguments_only(tmp_path):
     with pytest.raises(TypeError):
         pio.pio_model_curve("fig_3_2", str(tmp_path / "c.csv"), str(tmp_path / "l.log"))
+
+
+def test_the_workflow_builds_the_programs_it_runs_not_the_unit_tests(tmp_path, monkeypatch):
+    """A build step asks CMake for its system's PROGRAMS only: the GoogleTest suites (and their
+    listing at build time) are the unit tests' to build, and took half of a fresh build's time."""
+    (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(p C)\n"
+                                             "add_executable(tool a.c)\nadd_executable(tool_tests a.c)\n")
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+    from ssdartifact import native
+
+    native.cmake_build(tmp_path, tmp_path / "build", "p", "cmake gcc", targets=("tool",))
+    assert (tmp_path / "build/tool").exists() and not (tmp_path / "build/tool_tests").exists()
+    native.cmake_build(tmp_path, tmp_path / "build", "p", "cmake gcc")  # without targets: everything
+    assert (tmp_path / "build/tool_tests").exists()
+
+    from ace import sim
+    from cave import engine as cave_engine
+    from emussd import harness
+    from restore import engine as restore_engine
+    from steps import ace as ace_steps
+    from steps import cave as cave_steps
+    from steps import restore as restore_steps
+
+    asked = []
+    for module in (sim, cave_engine, harness, restore_engine):
+        monkeypatch.setattr(module, "build", lambda build_dir, targets=(), **_: asked.append(targets) or build_dir)
+    for build_step in (ace_steps.build_ace_simulator, cave_steps.build_cave, emussd.build_emussd,
+                       restore_steps.build_restore_simulator):
+        build_step.__wrapped__(binary=str(tmp_path / "bin/x"), log=str(tmp_path / "log"))
+    assert asked == [sim.PROGRAMS, cave_engine.PROGRAMS, harness.PROGRAMS, restore_engine.PROGRAMS]

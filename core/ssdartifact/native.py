@@ -27,9 +27,11 @@ def locked(build_dir: Path):
         yield
 
 
-def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str, configure: tuple[str, ...] = ()) -> None:
+def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str, configure: tuple[str, ...] = (),
+                targets: tuple[str, ...] = ()) -> None:
     """Configures `source_dir` once (Release, with the `configure` arguments) into `build_dir` and
-    builds it; when everything is up to date, CMake only checks timestamps. `what` and `packages`
+    builds it (only `targets`, when given: the workflow builds the programs it runs, not the unit
+    tests); when everything is up to date, CMake only checks timestamps. `what` and `packages`
     word the error when tools lack."""
     missing = [tool for tool in ("cmake", "g++") if shutil.which(tool) is None]
     if missing:
@@ -39,7 +41,7 @@ def cmake_build(source_dir: Path, build_dir: Path, what: str, packages: str, con
     with locked(build_dir):
         if not (build_dir / "CMakeCache.txt").exists():
             _checked(["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release", *configure])
-        _checked(["cmake", "--build", str(build_dir), "-j2"])
+        _checked(["cmake", "--build", str(build_dir), "-j2", *(f"--target={target}" for target in targets)])
 
 
 def patch_series(folder: Path, error: type[Exception] = BuildError) -> list[Path]:

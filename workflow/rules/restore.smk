@@ -27,7 +27,7 @@ RESTORE_SENSITIVITY_RESULTS = RESTORE_PLAN["sensitivity"]  # the sensitivity stu
 
 
 rule build_restore_simulator:
-    """Build restore-sim (and its GoogleTest tests) with CMake (Release)."""
+    """Build restore-sim with CMake (Release): the program the workflow runs, not its GoogleTest tests."""
     input:
         "systems/restore/CMakeLists.txt",
         glob_wildcards_files("systems/restore/src/{name}"),

@@ -28,7 +28,7 @@ BASELINE_BUILDS = baseline_build.BUILD_ROOT
 
 @in_image()
 def build_cave(*, binary: str, log: str) -> None:
-    built = engine.build(Path(binary).parent)
+    built = engine.build(Path(binary).parent, targets=engine.PROGRAMS)
     Path(log).write_text(f"built {built}\n", encoding="utf-8")
 
 

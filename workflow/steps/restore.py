@@ -20,7 +20,7 @@ from .runtime import StepFailed, config_hashes, in_image
 @in_image()
 def build_restore_simulator(*, binary: str, log: str) -> None:
     try:
-        built = engine.build(Path(binary).parent)
+        built = engine.build(Path(binary).parent, targets=engine.PROGRAMS)
     except engine.RestoreError as error:
         raise StepFailed(f"building ReStore's simulator failed (systems/restore/README.md):\n{error}") from None
     Path(log).write_text(f"built {built}\n", encoding="utf-8")

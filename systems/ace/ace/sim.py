@@ -32,14 +32,19 @@ FLOAT_COLUMNS = {"cflru_window", "read_latency_us", "alpha", "cpu_us_per_access"
                  "hot_pages_pct", "hit_ratio", "virtual_runtime_us"}
 
 
+# What the workflow runs (its build step builds these, not the GoogleTest tests)
+PROGRAMS = ("ace-sim", "ace-sim-scene", "ace-sim-history")
+
+
 class SimError(RuntimeError):
     pass
 
 
-def build(build_dir: Path = SIM_BUILD) -> Path:
-    """Configures (once, Release) and builds the simulator and its tests; returns the binary."""
+def build(build_dir: Path = SIM_BUILD, targets: tuple[str, ...] = ()) -> Path:
+    """Configures (once, Release) and builds the simulator and its tests (only `targets`, when given,
+    e.g. PROGRAMS); returns the binary."""
     try:
-        native.cmake_build(SIM_DIR, Path(build_dir), "the simulator", "cmake g++ libgtest-dev")
+        native.cmake_build(SIM_DIR, Path(build_dir), "the simulator", "cmake g++ libgtest-dev", targets=targets)
     except native.BuildError as error:
         raise SimError(str(error)) from error
     return Path(build_dir) / BINARY_NAME

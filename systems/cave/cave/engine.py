@@ -26,6 +26,10 @@ FLOAT_COLUMNS = {
 }  # fmt: skip
 
 
+# What the workflow runs (its build step builds these, not the GoogleTest tests)
+PROGRAMS = ("cave", "cave-trace")
+
+
 class CaveError(RuntimeError):
     """The tool failed; the message is its own ("cave: error: ...")."""
 
@@ -34,12 +38,13 @@ class CaveError(RuntimeError):
         self.returncode = returncode
 
 
-def build(build_dir: Path = BUILD_DIR, configure: tuple[str, ...] = ()) -> Path:
+def build(build_dir: Path = BUILD_DIR, configure: tuple[str, ...] = (), targets: tuple[str, ...] = ()) -> Path:
     """Configures (once, Release, with the `configure` arguments) and builds the engine and its unit
-    tests; returns the binary."""
+    tests (only `targets`, when given, e.g. PROGRAMS); returns the binary."""
     try:
         native.cmake_build(CAVE_DIR, Path(build_dir), "CAVE",
-                           "cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring", configure)
+                           "cmake g++ libgtest-dev; liburing-dev and pkg-config for --io-engine uring", configure,
+                           targets)
     except native.BuildError as error:
         raise CaveError(str(error)) from error
     return Path(build_dir) / BINARY_NAME

@@ -27,6 +27,10 @@ class EmussdError(RuntimeError):
     pass
 
 
+# What the workflow runs (its build step builds it, not the GoogleTest tests)
+PROGRAMS = ("emussd",)
+
+
 def build(build_dir: Path = DEFAULT_BUILD_DIR, targets: tuple[str, ...] = ()) -> Path:
     """Configures (once) and builds emussd with CMake; returns the binary's path."""
     for tool in ("cmake", "g++", "pkg-config"):

@@ -31,14 +31,19 @@ FLOAT_COLUMNS = {"read_pct", "mean_latency_us", "data_access_us", "cpu_us", "run
                  "sim_wall_s", "temperature"}
 
 
+# What the workflow runs (its build step builds these, not the GoogleTest tests)
+PROGRAMS = ("restore-sim",)
+
+
 class RestoreError(RuntimeError):
     """restore-sim (or its build) failed; the message is the tool's."""
 
 
-def build(build_dir: Path = BUILD_DIR) -> Path:
-    """Configures (once, Release) and builds restore-sim and its tests; returns the binary."""
+def build(build_dir: Path = BUILD_DIR, targets: tuple[str, ...] = ()) -> Path:
+    """Configures (once, Release) and builds restore-sim and its tests (only `targets`, when given,
+    e.g. PROGRAMS); returns the binary."""
     try:
-        native.cmake_build(RESTORE_DIR, Path(build_dir), "restore-sim", "cmake g++ libgtest-dev")
+        native.cmake_build(RESTORE_DIR, Path(build_dir), "restore-sim", "cmake g++ libgtest-dev", targets=targets)
     except native.BuildError as error:
         raise RestoreError(str(error)) from error
     return Path(build_dir) / BINARY_NAME
